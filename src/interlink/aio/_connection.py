@@ -1,0 +1,545 @@
+"""A bidirectional JSON-RPC connection over a byte stream pair.
+
+Theory of operation. Three tasks per connection:
+
+- the *reader* reads chunks, frames them into lines (`LineFramer`), decodes them
+  (`jsonrpc.decode`) and dispatches: a request starts its own handler task (requests
+  run concurrently); a notification or a response goes to the ordered inbox; bad input
+  is answered at once with its error.
+- the *inbox worker* handles notifications one at a time in arrival order and delivers
+  responses to their awaiting callers in the same order, so a caller never sees a
+  response before the notifications that arrived ahead of it were handled. When the
+  inbox is empty and idle, a response is delivered directly (no extra hop).
+- the *writer* drains the outgoing queue: everything queued goes out in one write, then
+  it awaits `drain()`. Every queue is bounded; a full outgoing queue makes senders
+  wait, a full inbox makes the reader wait (and so the peer, through the pipe).
+
+Close: EOF from the peer stops the reader; handlers already running finish and their
+answers are written, queued notifications are handled, then the writer closes.
+Requests we are still awaiting fail with `ConnectionClosed`. `aclose()` is the local
+close: it cancels handlers, fails pending requests, flushes what is queued and waits
+for every task, so nothing is left behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Protocol, TypeVar, cast
+
+import msgspec
+
+from interlink.jsonrpc import (
+    AnyRequest,
+    Batch,
+    BatchReply,
+    ConnectionClosed,
+    ErrorResponse,
+    Invalid,
+    InvalidRequest,
+    LineFramer,
+    Notification,
+    NotificationType,
+    Oversize,
+    PendingRequests,
+    Profile,
+    ProtocolMisuse,
+    Request,
+    RequestCancelled,
+    RequestId,
+    RequestType,
+    RpcError,
+    SuccessResponse,
+    decode,
+    decode_params,
+    decode_result,
+    encode_line,
+    oversize,
+)
+
+__all__ = [
+    "ByteReader",
+    "ByteWriter",
+    "Connection",
+    "NotificationHandler",
+    "RawNotificationHandler",
+    "RawRequestHandler",
+    "RequestHandler",
+]
+
+logger = logging.getLogger("interlink.aio")
+
+P = TypeVar("P")
+R = TypeVar("R")
+
+RequestHandler = Callable[[P], Awaitable[R]]
+NotificationHandler = Callable[[P], Awaitable[None]]
+RawRequestHandler = Callable[[str, msgspec.Raw | msgspec.UnsetType], Awaitable[object]]
+RawNotificationHandler = Callable[[str, msgspec.Raw | msgspec.UnsetType], Awaitable[None]]
+
+_Response = SuccessResponse[msgspec.Raw] | ErrorResponse
+_InboxItem = Notification[msgspec.Raw] | SuccessResponse[msgspec.Raw] | ErrorResponse
+
+_READ_CHUNK = 256 * 1024
+
+
+class ByteReader(Protocol):
+    """What the connection reads from (an `asyncio.StreamReader` fits)."""
+
+    async def read(self, n: int = -1, /) -> bytes: ...
+
+
+class ByteWriter(Protocol):
+    """What the connection writes to (an `asyncio.StreamWriter` fits)."""
+
+    def write(self, data: bytes, /) -> None: ...
+
+    async def drain(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    async def wait_closed(self) -> None: ...
+
+
+class _Cancel(msgspec.Struct, frozen=True):
+    request_id: RequestId = msgspec.field(name="requestId")
+
+
+class _RequestEntry(msgspec.Struct, frozen=True):
+    params: type[object]
+    handler: Callable[[object], Awaitable[object]]
+
+
+class _NotificationEntry(msgspec.Struct, frozen=True):
+    params: type[object]
+    handler: Callable[[object], Awaitable[None]]
+
+
+class Connection:
+    """One JSON-RPC peer: send requests and notifications, serve the peer's.
+
+    Use as `async with Connection(reader, writer, profile=...) as conn:`; register
+    handlers before entering (or before the peer can send them).
+    """
+
+    def __init__(
+        self,
+        reader: ByteReader,
+        writer: ByteWriter,
+        *,
+        profile: Profile | None = None,
+        max_outgoing: int = 1024,
+        max_inbox: int = 1024,
+        name: str = "jsonrpc",
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self.profile = profile or Profile()
+        self.name = name
+        self._requests: dict[str, _RequestEntry] = {}
+        self._notifications: dict[str, _NotificationEntry] = {}
+        self._fallback_request: RawRequestHandler | None = None
+        self._fallback_notification: RawNotificationHandler | None = None
+        self._pending: PendingRequests[asyncio.Future[_Response]] = PendingRequests()
+        self._in_flight: dict[RequestId | None, asyncio.Task[None]] = {}
+        self._cancelled_by_peer: set[asyncio.Task[None]] = set()
+        self._outq: deque[bytes] = deque()
+        self._max_outgoing = max_outgoing
+        self._out_ready = asyncio.Event()
+        self._out_space = asyncio.Event()
+        self._inbox: deque[_InboxItem] = deque()
+        self._max_inbox = max_inbox
+        self._inbox_ready = asyncio.Event()
+        self._inbox_space = asyncio.Event()
+        self._inbox_busy = False
+        self._inbox_finished = False
+        self._tasks: list[asyncio.Task[None]] = []
+        self._reading = False
+        self._closing = False
+        self.close_timeout = 5.0
+        self._close_reason = "connection closed"
+        self._closed = asyncio.Event()
+
+    # -- registration -----------------------------------------------------------------
+
+    def on_request(self, method: RequestType[P, R], handler: RequestHandler[P, R]) -> None:
+        self._requests[method.method] = _RequestEntry(
+            cast("type[object]", method.params),
+            cast("Callable[[object], Awaitable[object]]", handler),
+        )
+
+    def on_notification(self, method: NotificationType[P], handler: NotificationHandler[P]) -> None:
+        self._notifications[method.method] = _NotificationEntry(
+            cast("type[object]", method.params),
+            cast("Callable[[object], Awaitable[None]]", handler),
+        )
+
+    def on_unknown_request(self, handler: RawRequestHandler | None) -> None:
+        """Handler for requests with no registered method (default: -32601)."""
+        self._fallback_request = handler
+
+    def on_unknown_notification(self, handler: RawNotificationHandler | None) -> None:
+        """Handler for notifications with no registered method (default: ignored)."""
+        self._fallback_notification = handler
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._tasks:
+            raise ProtocolMisuse("connection already started")
+        self._reading = True
+        self._tasks = [
+            asyncio.create_task(self._read_loop(), name=f"{self.name}-reader"),
+            asyncio.create_task(self._inbox_loop(), name=f"{self.name}-inbox"),
+            asyncio.create_task(self._write_loop(), name=f"{self.name}-writer"),
+        ]
+
+    async def __aenter__(self) -> Connection:
+        if not self._tasks:
+            self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    async def wait_closed(self) -> None:
+        """Until the connection has ended (peer EOF, transport error, or `aclose`)."""
+        await self._closed.wait()
+
+    async def aclose(self) -> None:
+        """Close locally: cancel handlers, fail pending requests, flush what is queued
+        (for at most `close_timeout` seconds) and wait for every task."""
+        if not self._tasks:
+            self._closed.set()
+            return
+        self._shut_down("connection closed locally")
+        reader, inbox, writer = self._tasks
+        try:
+            await asyncio.wait_for(asyncio.shield(writer), self.close_timeout)
+        except TimeoutError:
+            writer.cancel()
+        except BaseException:
+            writer.cancel()
+            raise
+        finally:
+            await asyncio.gather(
+                reader, inbox, writer, *self._in_flight.values(), return_exceptions=True
+            )
+            self._closed.set()
+
+    # -- sending ----------------------------------------------------------------------
+
+    async def request(self, method: RequestType[P, R], params: P) -> R:
+        """Send a request and await its typed result; an error answer raises `RpcError`."""
+        result = await self.request_raw(method.method, params)
+        return decode_result(result, method.result)
+
+    async def request_raw(self, method: str, params: object = None) -> msgspec.Raw:
+        """Send a request by name; the result comes back undecoded."""
+        if self._closing or not self._reading:
+            raise ConnectionClosed(self._close_reason)
+        future: asyncio.Future[_Response] = asyncio.get_running_loop().create_future()
+        id = self._pending.add(future)
+        try:
+            line = encode_line(
+                Request(id=id, method=method, params=msgspec.UNSET if params is None else params)
+            )
+        except BaseException:
+            self._pending.forget(id)
+            raise
+        try:
+            await self._send(line)
+            response = await future
+        except asyncio.CancelledError:
+            if self._pending.forget(id) and self.profile.cancel_method and not self._closing:
+                self._send_control(
+                    Notification(method=self.profile.cancel_method, params=_Cancel(id))
+                )
+            raise
+        if type(response) is ErrorResponse:
+            raise RpcError.from_error_object(response.error)
+        return cast("SuccessResponse[msgspec.Raw]", response).result
+
+    async def notify(self, method: NotificationType[P], params: P) -> None:
+        await self.notify_raw(method.method, params)
+
+    async def notify_raw(self, method: str, params: object = None) -> None:
+        await self._send(
+            encode_line(
+                Notification(method=method, params=msgspec.UNSET if params is None else params)
+            )
+        )
+
+    async def _send(self, line: bytes) -> None:
+        while True:
+            if self._closing or not self._tasks or self._tasks[2].done():
+                raise ConnectionClosed(self._close_reason)
+            if len(self._outq) < self._max_outgoing:
+                break
+            self._out_space.clear()
+            await self._out_space.wait()
+        self._outq.append(line)
+        self._out_ready.set()
+
+    def _send_control(self, message: object) -> None:
+        """Queue a small protocol message without waiting for room (never from a loop)."""
+        self._outq.append(encode_line(message))
+        self._out_ready.set()
+
+    async def _write_loop(self) -> None:
+        outq = self._outq
+        writer = self._writer
+        try:
+            while True:
+                if not outq:
+                    if self._closing or (
+                        not self._reading and not self._in_flight and self._inbox_finished
+                    ):
+                        break
+                    self._out_ready.clear()
+                    await self._out_ready.wait()
+                    continue
+                lines = list(outq)
+                outq.clear()
+                self._out_space.set()
+                writer.write(lines[0] if len(lines) == 1 else b"".join(lines))
+                await writer.drain()
+        except (OSError, RuntimeError) as exc:
+            self._transport_lost(f"write failed: {exc!r}")
+        finally:
+            self._out_space.set()
+            try:
+                writer.close()
+                await writer.wait_closed()
+            except (OSError, RuntimeError):
+                pass
+            self._closed.set()
+
+    # -- receiving --------------------------------------------------------------------
+
+    async def _read_loop(self) -> None:
+        framer = LineFramer(self.profile.max_message_size)
+        reason = "peer closed the connection"
+        try:
+            while True:
+                data = await self._reader.read(_READ_CHUNK)
+                if not data:
+                    for frame in framer.close():
+                        await self._receive(frame)
+                    break
+                for frame in framer.feed(data):
+                    await self._receive(frame)
+        except (OSError, RuntimeError) as exc:
+            reason = f"read failed: {exc!r}"
+        finally:
+            self._input_ended(reason)
+
+    async def _receive(self, frame: bytes | Oversize) -> None:
+        if type(frame) is Oversize:
+            await self._send(encode_line(oversize(frame.size, self.profile.max_message_size)))
+            return
+        message = decode(cast(bytes, frame), batches=self.profile.batches)
+        kind = type(message)
+        if kind is Request:
+            self._start_request(cast(AnyRequest, message), None)
+        elif kind is Notification:
+            await self._receive_notification(cast("Notification[msgspec.Raw]", message))
+        elif kind is SuccessResponse or kind is ErrorResponse:
+            await self._receive_response(cast(_Response, message))
+        elif kind is Invalid:
+            await self._send(encode_line(cast(Invalid, message).response()))
+        else:
+            await self._receive_batch(cast(Batch, message))
+
+    async def _receive_batch(self, batch: Batch) -> None:
+        expected = sum(1 for item in batch.items if type(item) is Request or type(item) is Invalid)
+        reply = BatchReply(expected)
+        for item in batch.items:
+            kind = type(item)
+            if kind is Request:
+                self._start_request(cast(AnyRequest, item), reply)
+            elif kind is Invalid and reply.add(cast(Invalid, item).response()):
+                await self._send(encode_line(reply.responses))
+            elif kind is Notification:
+                await self._receive_notification(cast("Notification[msgspec.Raw]", item))
+            elif kind is SuccessResponse or kind is ErrorResponse:
+                await self._receive_response(cast(_Response, item))
+
+    async def _receive_notification(self, message: Notification[msgspec.Raw]) -> None:
+        if message.method == self.profile.cancel_method:
+            self._cancel_in_flight(message.params)
+            return
+        await self._enqueue(message)
+
+    async def _receive_response(self, message: _Response) -> None:
+        if self._inbox or self._inbox_busy:
+            await self._enqueue(message)
+        else:
+            self._resolve(message)
+
+    async def _enqueue(self, item: _InboxItem) -> None:
+        while len(self._inbox) >= self._max_inbox:
+            self._inbox_space.clear()
+            await self._inbox_space.wait()
+        self._inbox.append(item)
+        self._inbox_ready.set()
+
+    def _resolve(self, message: _Response) -> None:
+        future = self._pending.pop(message.id)
+        if future is None:
+            logger.warning("%s: response to unknown request id %r ignored", self.name, message.id)
+        elif not future.done():
+            future.set_result(message)
+
+    async def _inbox_loop(self) -> None:
+        inbox = self._inbox
+        while True:
+            if not inbox:
+                if not self._reading:
+                    break
+                self._inbox_ready.clear()
+                await self._inbox_ready.wait()
+                continue
+            item = inbox.popleft()
+            self._inbox_space.set()
+            if type(item) is Notification:
+                self._inbox_busy = True
+                try:
+                    await self._handle_notification(item)
+                finally:
+                    self._inbox_busy = False
+            else:
+                self._resolve(cast(_Response, item))
+        self._inbox_finished = True
+        self._wake_writer()
+
+    async def _handle_notification(self, message: Notification[msgspec.Raw]) -> None:
+        entry = self._notifications.get(message.method)
+        try:
+            if entry is not None:
+                await entry.handler(decode_params(message.params, entry.params))
+            elif self._fallback_notification is not None:
+                await self._fallback_notification(message.method, message.params)
+        except RpcError as exc:
+            logger.warning("%s: notification %s rejected: %s", self.name, message.method, exc)
+        except Exception:
+            logger.exception("%s: notification handler for %s failed", self.name, message.method)
+
+    # -- serving requests -------------------------------------------------------------
+
+    def _start_request(self, request: AnyRequest, batch: BatchReply | None) -> None:
+        if request.id in self._in_flight:
+            error = InvalidRequest(data={"detail": f"request id {request.id!r} is in flight"})
+            self._finish_request(error.to_response(request.id), batch)
+            return
+        task = asyncio.create_task(self._serve(request, batch))
+        self._in_flight[request.id] = task
+
+    async def _serve(self, request: AnyRequest, batch: BatchReply | None) -> None:
+        response: SuccessResponse[object] | ErrorResponse
+        try:
+            result = await self._call_handler(request)
+            response = SuccessResponse(id=request.id, result=result)
+        except RpcError as exc:
+            response = exc.to_response(request.id)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task not in self._cancelled_by_peer:
+                raise
+            if task is not None:
+                task.uncancel()
+            response = RequestCancelled().to_response(request.id)
+        except Exception:
+            logger.exception("%s: handler for %s failed", self.name, request.method)
+            response = RpcError.internal_error().to_response(request.id)
+        finally:
+            task = self._in_flight.pop(request.id)
+            self._cancelled_by_peer.discard(task)
+        self._finish_request(response, batch)
+
+    async def _call_handler(self, request: AnyRequest) -> object:
+        entry = self._requests.get(request.method)
+        if entry is not None:
+            return await entry.handler(decode_params(request.params, entry.params))
+        if self._fallback_request is not None:
+            return await self._fallback_request(request.method, request.params)
+        raise RpcError.method_not_found(request.method)
+
+    def _finish_request(
+        self, response: SuccessResponse[object] | ErrorResponse, batch: BatchReply | None
+    ) -> None:
+        if batch is not None:
+            if batch.add(response):
+                self._send_encoded(batch.responses, batch=True)
+        else:
+            self._send_encoded(response, batch=False)
+        self._wake_writer()
+
+    def _send_encoded(self, payload: object, *, batch: bool) -> None:
+        try:
+            line = encode_line(payload)
+        except (TypeError, msgspec.EncodeError):
+            logger.exception("%s: result could not be encoded", self.name)
+            if batch:
+                return
+            response = cast("SuccessResponse[object]", payload)
+            line = encode_line(RpcError.internal_error().to_response(response.id))
+        # A finished handler cannot wait for room: the answer is queued past the bound,
+        # which only the number of concurrent handlers limits.
+        if not self._closing:
+            self._outq.append(line)
+        self._out_ready.set()
+
+    def _cancel_in_flight(self, params: msgspec.Raw | msgspec.UnsetType) -> None:
+        try:
+            cancel = decode_params(params, _Cancel)
+        except RpcError:
+            logger.warning("%s: malformed %s ignored", self.name, self.profile.cancel_method)
+            return
+        task = self._in_flight.get(cancel.request_id)
+        if task is not None and not task.done():
+            self._cancelled_by_peer.add(task)
+            task.cancel()
+
+    # -- closing ----------------------------------------------------------------------
+
+    def _input_ended(self, reason: str) -> None:
+        """No more input: what we await can no longer be answered; the rest finishes."""
+        self._reading = False
+        if not self._closing:
+            self._close_reason = reason
+        self._fail_pending(reason)
+        self._inbox_ready.set()
+        self._inbox_space.set()
+        self._wake_writer()
+
+    def _wake_writer(self) -> None:
+        if self._closing or not self._reading:
+            self._out_ready.set()
+
+    def _shut_down(self, reason: str) -> None:
+        """Stop everything but the writer, which flushes what is queued and closes."""
+        if not self._closing:
+            self._closing = True
+            self._close_reason = reason
+        self._fail_pending(reason)
+        for task in (self._tasks[0], self._tasks[1], *self._in_flight.values()):
+            if not task.done():
+                task.cancel()
+        self._out_space.set()
+        self._out_ready.set()
+
+    def _transport_lost(self, reason: str) -> None:
+        self._outq.clear()
+        self._shut_down(reason)
+
+    def _fail_pending(self, reason: str) -> None:
+        for future in self._pending.drain():
+            if not future.done():
+                future.set_exception(ConnectionClosed(reason))

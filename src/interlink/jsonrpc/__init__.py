@@ -1,0 +1,102 @@
+"""Sans-IO JSON-RPC 2.0: messages, the two-phase codec, errors, framing, bookkeeping.
+
+Nothing here does I/O or imports asyncio; `interlink.aio` drives it over streams.
+"""
+
+from ._codec import (
+    Batch,
+    Invalid,
+    InvalidResult,
+    decode,
+    decode_message,
+    decode_params,
+    decode_result,
+    encode,
+    encode_line,
+    oversize,
+)
+from ._errors import (
+    AuthRequired,
+    ConnectionClosed,
+    InternalError,
+    InvalidParams,
+    InvalidRequest,
+    MethodNotFound,
+    ParseError,
+    ProtocolMisuse,
+    RequestCancelled,
+    ResourceNotFound,
+    RpcError,
+)
+from ._framing import DEFAULT_MAX_MESSAGE_SIZE, LineFramer, Oversize
+from ._messages import (
+    AnyMessage,
+    AnyNotification,
+    AnyRequest,
+    AnyResponse,
+    ErrorObject,
+    ErrorResponse,
+    Notification,
+    Request,
+    RequestId,
+    SuccessResponse,
+    is_error,
+    is_notification,
+    is_request,
+    is_response,
+    is_success,
+)
+from ._methods import NotificationType, Profile, RequestType
+from ._pending import BatchReply, PendingRequests
+
+__all__ = [
+    # messages
+    "AnyMessage",
+    "AnyNotification",
+    "AnyRequest",
+    "AnyResponse",
+    "ErrorObject",
+    "ErrorResponse",
+    "Notification",
+    "Request",
+    "RequestId",
+    "SuccessResponse",
+    "is_error",
+    "is_notification",
+    "is_request",
+    "is_response",
+    "is_success",
+    # codec
+    "Batch",
+    "Invalid",
+    "decode",
+    "decode_message",
+    "decode_params",
+    "decode_result",
+    "encode",
+    "encode_line",
+    "oversize",
+    # errors
+    "AuthRequired",
+    "ConnectionClosed",
+    "InternalError",
+    "InvalidParams",
+    "InvalidRequest",
+    "InvalidResult",
+    "MethodNotFound",
+    "ParseError",
+    "ProtocolMisuse",
+    "RequestCancelled",
+    "ResourceNotFound",
+    "RpcError",
+    # framing and bookkeeping
+    "DEFAULT_MAX_MESSAGE_SIZE",
+    "BatchReply",
+    "LineFramer",
+    "Oversize",
+    "PendingRequests",
+    # method tables
+    "NotificationType",
+    "Profile",
+    "RequestType",
+]

@@ -1,0 +1,198 @@
+"""The JSON-RPC error model: one `RpcError` family, each class knowing its code.
+
+An `RpcError` is what a peer told us (or what we tell a peer): it builds its
+`ErrorObject` / `ErrorResponse` and is rebuilt from one (`from_error_object`).
+Codes that no registered class claims stay as plain `RpcError` with the code kept,
+so a peer's implementation-defined error is a generic failure, never a crash.
+Protocol packages add their codes by subclassing with a `CODE` class attribute;
+`__init_subclass__` registers them.
+
+Errors of *our* caller (misuse of the API) and the end of a connection are not
+`RpcError`s: see `ConnectionClosed` and `ProtocolMisuse`.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import msgspec
+
+from ._messages import ErrorObject, ErrorResponse, RequestId
+
+__all__ = [
+    "AuthRequired",
+    "ConnectionClosed",
+    "InternalError",
+    "InvalidParams",
+    "InvalidRequest",
+    "MethodNotFound",
+    "ParseError",
+    "ProtocolMisuse",
+    "RequestCancelled",
+    "ResourceNotFound",
+    "RpcError",
+]
+
+
+_REGISTRY: dict[int, type[RpcError]] = {}
+
+
+class RpcError(Exception):
+    """A JSON-RPC error: raised by handlers to answer with it, raised to callers when
+    the peer answered with it.
+
+    Subclasses set `CODE` and `MESSAGE`; constructing one without a message
+    uses the default. The base class carries any code (unknown codes from peers).
+    """
+
+    CODE: ClassVar[int] = 0
+    MESSAGE: ClassVar[str] = "Error"
+
+    def __init__(
+        self,
+        message: str | None = None,
+        data: object = msgspec.UNSET,
+        *,
+        code: int | None = None,
+    ) -> None:
+        self.code: int = type(self).CODE if code is None else code
+        self.message: str = type(self).MESSAGE if message is None else message
+        self.data: object = data
+        super().__init__(self.message)
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "CODE" in cls.__dict__:
+            existing = _REGISTRY.get(cls.CODE)
+            if existing is not None and not issubclass(cls, existing):
+                raise TypeError(
+                    f"JSON-RPC error code {cls.CODE} is already registered by "
+                    f"{existing.__qualname__}"
+                )
+            _REGISTRY[cls.CODE] = cls
+
+    def __repr__(self) -> str:
+        data = "" if self.data is msgspec.UNSET else f", data={self.data!r}"
+        return f"{type(self).__name__}(code={self.code}, message={self.message!r}{data})"
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.code})"
+
+    # -- wire -------------------------------------------------------------------------
+
+    def to_error_object(self) -> ErrorObject:
+        return ErrorObject(code=self.code, message=self.message, data=self.data)
+
+    def to_response(self, id: RequestId | None) -> ErrorResponse:
+        return ErrorResponse(id=id, error=self.to_error_object())
+
+    @staticmethod
+    def from_response(response: ErrorResponse) -> RpcError:
+        return RpcError.from_error_object(response.error)
+
+    @staticmethod
+    def from_error_object(error: ErrorObject) -> RpcError:
+        """Rebuild the exception a peer's error object stands for.
+
+        A code no class claims gives a plain `RpcError` that keeps the code.
+        """
+        cls = _REGISTRY.get(error.code)
+        if cls is None:
+            return RpcError(error.message, error.data, code=error.code)
+        exc = cls.__new__(cls)
+        RpcError.__init__(exc, error.message, error.data, code=error.code)
+        return exc
+
+    # -- constructors (the names the protocols use) ------------------------------------
+
+    @staticmethod
+    def parse_error(detail: str | None = None) -> ParseError:
+        return ParseError(data=_detail(detail))
+
+    @staticmethod
+    def invalid_request(detail: str | None = None) -> InvalidRequest:
+        return InvalidRequest(data=_detail(detail))
+
+    @staticmethod
+    def method_not_found(method: str) -> MethodNotFound:
+        return MethodNotFound(data={"method": method})
+
+    @staticmethod
+    def invalid_params(data: object = msgspec.UNSET) -> InvalidParams:
+        return InvalidParams(data=data)
+
+    @staticmethod
+    def internal_error(data: object = msgspec.UNSET) -> InternalError:
+        return InternalError(data=data)
+
+    @staticmethod
+    def request_cancelled() -> RequestCancelled:
+        return RequestCancelled()
+
+    @staticmethod
+    def auth_required(data: object = msgspec.UNSET) -> AuthRequired:
+        return AuthRequired(data=data)
+
+    @staticmethod
+    def resource_not_found(uri: str | None = None) -> ResourceNotFound:
+        return ResourceNotFound(data=msgspec.UNSET if uri is None else {"uri": uri})
+
+
+def _detail(detail: str | None) -> object:
+    return msgspec.UNSET if detail is None else {"detail": detail}
+
+
+class ParseError(RpcError):
+    CODE = -32700
+    MESSAGE = "Parse error"
+
+
+class InvalidRequest(RpcError):
+    CODE = -32600
+    MESSAGE = "Invalid request"
+
+
+class MethodNotFound(RpcError):
+    CODE = -32601
+    MESSAGE = "Method not found"
+
+
+class InvalidParams(RpcError):
+    CODE = -32602
+    MESSAGE = "Invalid params"
+
+
+class InternalError(RpcError):
+    CODE = -32603
+    MESSAGE = "Internal error"
+
+
+class RequestCancelled(RpcError):
+    CODE = -32800
+    MESSAGE = "Request cancelled"
+
+
+class AuthRequired(RpcError):
+    CODE = -32000
+    MESSAGE = "Authentication required"
+
+
+class ResourceNotFound(RpcError):
+    CODE = -32002
+    MESSAGE = "Resource not found"
+
+
+class ConnectionClosed(Exception):
+    """The connection ended before the awaited answer arrived.
+
+    `reason` says why (EOF, a transport error, a child process that exited, ...).
+    """
+
+    def __init__(self, reason: str = "connection closed") -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+class ProtocolMisuse(Exception):
+    """Our caller used the API in a way the protocol forbids (a local bug, not a
+    peer's fault): for example sending on a closed connection."""

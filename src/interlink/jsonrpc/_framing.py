@@ -1,0 +1,96 @@
+"""NDJSON framing: bytes in, whole lines out.
+
+One message per line, delimited by `\\n`; a trailing `\\r` is tolerated and blank lines
+carry no message. A line longer than the limit is never held whole: once the pending
+bytes pass the limit the framer discards until the next newline and then reports one
+`Oversize` for the line, so memory stays bounded by the limit and the stream goes on.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "LineFramer", "Oversize"]
+
+DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
+
+
+class Oversize(NamedTuple):
+    """A line over the limit was skipped; `size` is its length in bytes."""
+
+    size: int
+
+
+class LineFramer:
+    """Splits a byte stream into lines of at most `max_size` bytes."""
+
+    __slots__ = ("_buf", "_discarded", "_discarding", "max_size")
+
+    def __init__(self, max_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
+        if max_size < 1:
+            raise ValueError("max_size must be positive")
+        self.max_size = max_size
+        self._buf = bytearray()
+        self._discarding = False
+        self._discarded = 0
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held for an incomplete line."""
+        return len(self._buf)
+
+    def feed(self, data: bytes) -> list[bytes | Oversize]:
+        """Take the next chunk of the stream; return the lines it completes."""
+        out: list[bytes | Oversize] = []
+        pos = 0
+        end = len(data)
+        limit = self.max_size
+        buf = self._buf
+        while pos < end:
+            nl = data.find(b"\n", pos)
+            if self._discarding:
+                if nl < 0:
+                    self._discarded += end - pos
+                    break
+                out.append(Oversize(self._discarded + nl - pos))
+                self._discarding = False
+                self._discarded = 0
+                pos = nl + 1
+                continue
+            if nl < 0:
+                buf += data[pos:] if pos else data
+                if len(buf) > limit:
+                    self._discarding = True
+                    self._discarded = len(buf)
+                    buf.clear()
+                break
+            if buf:
+                buf += data[pos:nl]
+                line = bytes(buf)
+                buf.clear()
+            else:
+                line = data[pos:nl]
+            pos = nl + 1
+            self._emit(line, out)
+        return out
+
+    def close(self) -> list[bytes | Oversize]:
+        """End of stream: a last line without its newline still counts."""
+        out: list[bytes | Oversize] = []
+        if self._discarding:
+            out.append(Oversize(self._discarded))
+            self._discarding = False
+            self._discarded = 0
+        elif self._buf:
+            line = bytes(self._buf)
+            self._buf.clear()
+            self._emit(line, out)
+        return out
+
+    def _emit(self, line: bytes, out: list[bytes | Oversize]) -> None:
+        if line[-1:] == b"\r":
+            line = line[:-1]
+        if len(line) > self.max_size:
+            out.append(Oversize(len(line)))
+        elif line and not line.isspace():
+            out.append(line)
