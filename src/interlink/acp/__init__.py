@@ -1,0 +1,1 @@
+"""ACP v1 (Agent Client Protocol): generated schema types, method table and codec."""
