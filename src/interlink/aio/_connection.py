@@ -24,6 +24,8 @@ for every task, so nothing is left behind.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -80,6 +82,7 @@ RawRequestHandler = Callable[[str, msgspec.Raw | msgspec.UnsetType], Awaitable[o
 RawNotificationHandler = Callable[[str, msgspec.Raw | msgspec.UnsetType], Awaitable[None]]
 
 _Response = SuccessResponse[msgspec.Raw] | ErrorResponse
+_Answer = SuccessResponse[object] | ErrorResponse
 _InboxItem = Notification[msgspec.Raw] | SuccessResponse[msgspec.Raw] | ErrorResponse
 
 _READ_CHUNK = 256 * 1024
@@ -143,12 +146,12 @@ class Connection:
         self._fallback_request: RawRequestHandler | None = None
         self._fallback_notification: RawNotificationHandler | None = None
         self._pending: PendingRequests[asyncio.Future[_Response]] = PendingRequests()
-        self._in_flight: dict[RequestId | None, asyncio.Task[None]] = {}
-        self._cancelled_by_peer: set[asyncio.Task[None]] = set()
+        self._in_flight: dict[RequestId | None, asyncio.Task[_Answer]] = {}
+        self._cancelled_by_peer: set[asyncio.Task[_Answer]] = set()
         self._outq: deque[bytes] = deque()
         self._max_outgoing = max_outgoing
         self._out_ready = asyncio.Event()
-        self._out_space = asyncio.Event()
+        self._senders: deque[asyncio.Future[None]] = deque()  # waiting for room, FIFO
         self._inbox: deque[_InboxItem] = deque()
         self._max_inbox = max_inbox
         self._inbox_ready = asyncio.Event()
@@ -216,6 +219,11 @@ class Connection:
         """Close locally: cancel handlers, fail pending requests, flush what is queued
         (for at most `close_timeout` seconds) and wait for every task."""
         if not self._tasks:
+            self._closing = True
+            self._close_reason = "connection closed locally"
+            self._writer.close()
+            with contextlib.suppress(OSError, RuntimeError):
+                await self._writer.wait_closed()
             self._closed.set()
             return
         self._shut_down("connection closed locally")
@@ -277,15 +285,32 @@ class Connection:
         )
 
     async def _send(self, line: bytes) -> None:
-        while True:
-            if self._closing or not self._tasks or self._tasks[2].done():
+        if self._closing or not self._tasks or self._tasks[2].done():
+            raise ConnectionClosed(self._close_reason)
+        if len(self._outq) >= self._max_outgoing or self._senders:
+            room: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._senders.append(room)
+            try:
+                await room
+            except asyncio.CancelledError:
+                if room in self._senders:
+                    self._senders.remove(room)
+                elif not room.cancelled():
+                    self._let_senders_in()  # pass the place we were given on
+                raise
+            if self._closing:
                 raise ConnectionClosed(self._close_reason)
-            if len(self._outq) < self._max_outgoing:
-                break
-            self._out_space.clear()
-            await self._out_space.wait()
         self._outq.append(line)
         self._out_ready.set()
+
+    def _let_senders_in(self) -> None:
+        """Wake as many waiting senders as there is room for (all of them when closing)."""
+        room = len(self._senders) if self._closing else self._max_outgoing - len(self._outq)
+        while room > 0 and self._senders:
+            waiter = self._senders.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                room -= 1
 
     def _send_control(self, message: object) -> None:
         """Queue a small protocol message without waiting for room (never from a loop)."""
@@ -307,18 +332,18 @@ class Connection:
                     continue
                 lines = list(outq)
                 outq.clear()
-                self._out_space.set()
+                if self._senders:
+                    self._let_senders_in()
                 writer.write(lines[0] if len(lines) == 1 else b"".join(lines))
                 await writer.drain()
         except (OSError, RuntimeError) as exc:
             self._transport_lost(f"write failed: {exc!r}")
         finally:
-            self._out_space.set()
-            try:
-                writer.close()
+            self._closing = True
+            self._let_senders_in()
+            writer.close()
+            with contextlib.suppress(OSError, RuntimeError):
                 await writer.wait_closed()
-            except (OSError, RuntimeError):
-                pass
             self._closed.set()
 
     # -- receiving --------------------------------------------------------------------
@@ -337,12 +362,15 @@ class Connection:
                     await self._receive(frame)
         except (OSError, RuntimeError) as exc:
             reason = f"read failed: {exc!r}"
+        except ConnectionClosed as exc:
+            reason = exc.reason
         finally:
             self._input_ended(reason)
 
     async def _receive(self, frame: bytes | Oversize) -> None:
         if type(frame) is Oversize:
-            await self._send(encode_line(oversize(frame.size, self.profile.max_message_size)))
+            limit = self.profile.max_message_size
+            await self._send(encode_line(oversize(frame.size, limit).response()))
             return
         message = decode(cast(bytes, frame), batches=self.profile.batches)
         kind = type(message)
@@ -438,30 +466,37 @@ class Connection:
             error = InvalidRequest(data={"detail": f"request id {request.id!r} is in flight"})
             self._finish_request(error.to_response(request.id), batch)
             return
-        task = asyncio.create_task(self._serve(request, batch))
+        task = asyncio.create_task(self._serve(request))
         self._in_flight[request.id] = task
+        task.add_done_callback(functools.partial(self._served, request.id, batch))
 
-    async def _serve(self, request: AnyRequest, batch: BatchReply | None) -> None:
-        response: SuccessResponse[object] | ErrorResponse
+    async def _serve(self, request: AnyRequest) -> _Answer:
         try:
             result = await self._call_handler(request)
-            response = SuccessResponse(id=request.id, result=result)
         except RpcError as exc:
-            response = exc.to_response(request.id)
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task not in self._cancelled_by_peer:
-                raise
-            if task is not None:
-                task.uncancel()
-            response = RequestCancelled().to_response(request.id)
+            return exc.to_response(request.id)
         except Exception:
             logger.exception("%s: handler for %s failed", self.name, request.method)
-            response = RpcError.internal_error().to_response(request.id)
-        finally:
-            task = self._in_flight.pop(request.id)
-            self._cancelled_by_peer.discard(task)
-        self._finish_request(response, batch)
+            return RpcError.internal_error().to_response(request.id)
+        return SuccessResponse(id=request.id, result=result)
+
+    def _served(
+        self,
+        id: RequestId | None,
+        batch: BatchReply | None,
+        task: asyncio.Task[_Answer],
+    ) -> None:
+        """Done callback of a request's task: answer it, also when cancelled before it ran."""
+        if self._in_flight.get(id) is task:
+            del self._in_flight[id]
+        by_peer = task in self._cancelled_by_peer
+        self._cancelled_by_peer.discard(task)
+        if not task.cancelled():
+            self._finish_request(task.result(), batch)
+        elif by_peer:
+            self._finish_request(RequestCancelled().to_response(id), batch)
+        else:
+            self._wake_writer()
 
     async def _call_handler(self, request: AnyRequest) -> object:
         entry = self._requests.get(request.method)
@@ -532,7 +567,7 @@ class Connection:
         for task in (self._tasks[0], self._tasks[1], *self._in_flight.values()):
             if not task.done():
                 task.cancel()
-        self._out_space.set()
+        self._let_senders_in()
         self._out_ready.set()
 
     def _transport_lost(self, reason: str) -> None:

@@ -1,9 +1,10 @@
 """NDJSON framing: bytes in, whole lines out.
 
 One message per line, delimited by `\\n`; a trailing `\\r` is tolerated and blank lines
-carry no message. A line longer than the limit is never held whole: once the pending
-bytes pass the limit the framer discards until the next newline and then reports one
-`Oversize` for the line, so memory stays bounded by the limit and the stream goes on.
+carry no message. The size limit counts a line's bytes without its `\\n`. A line over
+the limit is never held whole: once the pending bytes pass the limit the framer
+discards until the next newline and then reports one `Oversize` for the line, so memory
+stays bounded by the limit and the stream goes on.
 """
 
 from __future__ import annotations
@@ -88,9 +89,10 @@ class LineFramer:
         return out
 
     def _emit(self, line: bytes, out: list[bytes | Oversize]) -> None:
-        if line[-1:] == b"\r":
-            line = line[:-1]
         if len(line) > self.max_size:
             out.append(Oversize(len(line)))
-        elif line and not line.isspace():
+            return
+        if line[-1:] == b"\r":
+            line = line[:-1]
+        if line and not line.isspace():
             out.append(line)
