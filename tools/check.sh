@@ -12,10 +12,10 @@ python tools/gen_acp.py --check
 python tools/gen_a2a.py --check
 
 step "ruff check"
-ruff check src tests bench tools
+ruff check src tests bench tools examples
 
 step "ruff format --check"
-ruff format --check src tests bench tools
+ruff format --check src tests bench tools examples
 
 step "mypy --strict"
 mypy --strict

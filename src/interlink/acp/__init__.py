@@ -1,1 +1,43 @@
-"""ACP v1 (Agent Client Protocol): generated schema types, method table and codec."""
+"""ACP v1 (Agent Client Protocol): both sides, on interlink's JSON-RPC core.
+
+An agent subclasses `Agent` and runs with `run_agent(MyAgent())` on stdio; a client
+implements `Client` handlers and talks to an agent through `spawn_agent(...)` or a
+`ClientSideConnection`. Types: `interlink.acp.schema`.
+"""
+
+from interlink.acp import schema
+from interlink.acp._agent import Agent, AgentSideConnection
+from interlink.acp._client import Client, ClientSideConnection
+from interlink.acp._client_handle import ClientHandle, TerminalHandle
+from interlink.acp._endpoint import (
+    LATEST_PROTOCOL_VERSION,
+    SUPPORTED_PROTOCOL_VERSIONS,
+    ProtocolVersionError,
+    SessionNotFound,
+)
+from interlink.acp._process import AgentExited, AgentProcess, run_agent, serve_agent, spawn_agent
+from interlink.acp._transcript import ToolCallState, Transcript
+
+__all__ = [
+    # agent side
+    "Agent",
+    "AgentSideConnection",
+    "ClientHandle",
+    "TerminalHandle",
+    "run_agent",
+    "serve_agent",
+    # client side
+    "Client",
+    "ClientSideConnection",
+    "AgentProcess",
+    "AgentExited",
+    "spawn_agent",
+    "Transcript",
+    "ToolCallState",
+    # protocol
+    "LATEST_PROTOCOL_VERSION",
+    "SUPPORTED_PROTOCOL_VERSIONS",
+    "ProtocolVersionError",
+    "SessionNotFound",
+    "schema",
+]

@@ -34,6 +34,7 @@ from typing import Protocol, TypeVar, cast
 import msgspec
 
 from interlink.jsonrpc import (
+    DEFAULT_CODEC,
     AnyRequest,
     Batch,
     BatchReply,
@@ -54,6 +55,7 @@ from interlink.jsonrpc import (
     RequestType,
     RpcError,
     SuccessResponse,
+    ValueCodec,
     decode,
     decode_params,
     decode_result,
@@ -135,11 +137,13 @@ class Connection:
         profile: Profile | None = None,
         max_outgoing: int = 1024,
         max_inbox: int = 1024,
+        codec: ValueCodec = DEFAULT_CODEC,
         name: str = "jsonrpc",
     ) -> None:
         self._reader = reader
         self._writer = writer
         self.profile = profile or Profile()
+        self.codec = codec
         self.name = name
         self._requests: dict[str, _RequestEntry] = {}
         self._notifications: dict[str, _NotificationEntry] = {}
@@ -246,7 +250,7 @@ class Connection:
     async def request(self, method: RequestType[P, R], params: P) -> R:
         """Send a request and await its typed result; an error answer raises `RpcError`."""
         result = await self.request_raw(method.method, params)
-        return decode_result(result, method.result)
+        return decode_result(result, method.result, self.codec)
 
     async def request_raw(self, method: str, params: object = None) -> msgspec.Raw:
         """Send a request by name; the result comes back undecoded."""
@@ -256,7 +260,11 @@ class Connection:
         id = self._pending.add(future)
         try:
             line = encode_line(
-                Request(id=id, method=method, params=msgspec.UNSET if params is None else params)
+                Request(
+                    id=id,
+                    method=method,
+                    params=msgspec.UNSET if params is None else self.codec.encode(params),
+                )
             )
         except BaseException:
             self._pending.forget(id)
@@ -280,7 +288,10 @@ class Connection:
     async def notify_raw(self, method: str, params: object = None) -> None:
         await self._send(
             encode_line(
-                Notification(method=method, params=msgspec.UNSET if params is None else params)
+                Notification(
+                    method=method,
+                    params=msgspec.UNSET if params is None else self.codec.encode(params),
+                )
             )
         )
 
@@ -451,7 +462,7 @@ class Connection:
         entry = self._notifications.get(message.method)
         try:
             if entry is not None:
-                await entry.handler(decode_params(message.params, entry.params))
+                await entry.handler(decode_params(message.params, entry.params, self.codec))
             elif self._fallback_notification is not None:
                 await self._fallback_notification(message.method, message.params)
         except RpcError as exc:
@@ -472,7 +483,7 @@ class Connection:
 
     async def _serve(self, request: AnyRequest) -> _Answer:
         try:
-            result = await self._call_handler(request)
+            result = self.codec.encode(await self._call_handler(request))
         except RpcError as exc:
             return exc.to_response(request.id)
         except Exception:
@@ -501,7 +512,7 @@ class Connection:
     async def _call_handler(self, request: AnyRequest) -> object:
         entry = self._requests.get(request.method)
         if entry is not None:
-            return await entry.handler(decode_params(request.params, entry.params))
+            return await entry.handler(decode_params(request.params, entry.params, self.codec))
         if self._fallback_request is not None:
             return await self._fallback_request(request.method, request.params)
         raise RpcError.method_not_found(request.method)

@@ -4,9 +4,11 @@ Nothing here does I/O or imports asyncio; `interlink.aio` drives it over streams
 """
 
 from ._codec import (
+    DEFAULT_CODEC,
     Batch,
     Invalid,
     InvalidResult,
+    ValueCodec,
     decode,
     decode_message,
     decode_params,
@@ -76,6 +78,8 @@ __all__ = [
     "encode",
     "encode_line",
     "oversize",
+    "DEFAULT_CODEC",
+    "ValueCodec",
     # errors
     "AuthRequired",
     "ConnectionClosed",

@@ -31,8 +31,10 @@ from ._messages import (
 
 __all__ = [
     "Batch",
+    "DEFAULT_CODEC",
     "Invalid",
     "InvalidResult",
+    "ValueCodec",
     "decode",
     "decode_message",
     "decode_params",
@@ -226,7 +228,28 @@ def _decoder(type_: object) -> msgspec.json.Decoder[object]:
     return decoder
 
 
-def decode_params(params: msgspec.Raw | msgspec.UnsetType, type_: type[T]) -> T:
+class ValueCodec:
+    """How a protocol's params and results become JSON and back.
+
+    The default decodes with one cached msgspec decoder per type and hands values to the
+    envelope encoder as they are. A protocol whose types need more (ACP keeps unknown
+    fields and variants) subclasses it; `decode` raises `msgspec.ValidationError` on
+    values that do not fit the type.
+    """
+
+    def decode(self, type_: object, data: bytes) -> object:
+        return _decoder(type_).decode(data)
+
+    def encode(self, value: object) -> object:
+        return value
+
+
+DEFAULT_CODEC = ValueCodec()
+
+
+def decode_params(
+    params: msgspec.Raw | msgspec.UnsetType, type_: type[T], codec: ValueCodec = DEFAULT_CODEC
+) -> T:
     """Decode a received message's params by the method's type; failures are -32602.
 
     Missing params decode as `{}` for struct types (so a struct whose fields are all
@@ -237,19 +260,19 @@ def decode_params(params: msgspec.Raw | msgspec.UnsetType, type_: type[T]) -> T:
     else:
         data = bytes(params)
     try:
-        return cast(T, _decoder(type_).decode(data))
+        return cast(T, codec.decode(type_, data))
     except msgspec.ValidationError as exc:
         raise InvalidParams(data={"detail": str(exc)}) from None
 
 
-def decode_result(result: msgspec.Raw, type_: type[T]) -> T:
+def decode_result(result: msgspec.Raw, type_: type[T], codec: ValueCodec = DEFAULT_CODEC) -> T:
     """Decode a received success result by the method's result type.
 
     A peer that answers with the wrong shape raises `InvalidResult` (it is the peer's
     fault, and the caller's await is where it surfaces).
     """
     try:
-        return cast(T, _decoder(type_).decode(bytes(result)))
+        return cast(T, codec.decode(type_, bytes(result)))
     except msgspec.ValidationError as exc:
         raise InvalidResult(str(exc)) from None
 

@@ -1,0 +1,343 @@
+"""The agent side: the `Agent` base class an author subclasses, and the connection that
+serves it and enforces the protocol's rules, so no agent has to.
+
+Rules enforced here (ACP errors page, `DECISIONS.md`):
+
+- a request other than `initialize` before the `initialize` answer: -32600; a second
+  `initialize`: -32600; the version answered is the client's if we speak it, else ours;
+- a method the agent did not implement, or gated by a capability it did not advertise:
+  -32601 (never a silent success);
+- session-scoped requests naming a session not active on this connection: -32002 with
+  `data.sessionId`; deleting an unknown session succeeds;
+- unknown `modeId`, config id or config value: -32602;
+- agents that declare `requires_authentication` answer -32000 to session methods until
+  `authenticate` succeeded;
+- `session/cancel` cancels the running prompt, which then answers `stopReason: cancelled`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import msgspec
+
+from interlink.acp import _schema as s
+from interlink.acp._client_handle import ClientHandle
+from interlink.acp._endpoint import (
+    LATEST_PROTOCOL_VERSION,
+    SUPPORTED_PROTOCOL_VERSIONS,
+    Endpoint,
+    SessionNotFound,
+    capabilities_tree,
+)
+from interlink.acp._methods import AGENT_METHODS, CLIENT_METHODS, MethodSpec
+from interlink.aio import ByteReader, ByteWriter
+from interlink.jsonrpc import InvalidRequest, RpcError
+
+__all__ = ["Agent", "AgentSideConnection"]
+
+_UNSET = msgspec.UNSET
+
+
+class Agent:
+    """Subclass and override what your agent implements; the rest answers -32601.
+
+    `self.client` is the handle to the connected client (permission, files, terminals,
+    updates), set before the first request is served.
+    """
+
+    #: answer -32000 to session methods until `authenticate` succeeded
+    requires_authentication: ClassVar[bool] = False
+    client: ClientHandle
+
+    def on_connect(self, client: ClientHandle) -> None:
+        self.client = client
+
+    async def initialize(self, params: s.InitializeRequest) -> s.InitializeResponse:
+        return s.InitializeResponse(protocol_version=LATEST_PROTOCOL_VERSION)
+
+    async def authenticate(self, params: s.AuthenticateRequest) -> s.AuthenticateResponse:
+        raise RpcError.method_not_found("authenticate")
+
+    async def logout(self, params: s.LogoutRequest) -> s.LogoutResponse:
+        raise RpcError.method_not_found("logout")
+
+    async def new_session(self, params: s.NewSessionRequest) -> s.NewSessionResponse:
+        raise RpcError.method_not_found("session/new")
+
+    async def load_session(self, params: s.LoadSessionRequest) -> s.LoadSessionResponse:
+        raise RpcError.method_not_found("session/load")
+
+    async def resume_session(self, params: s.ResumeSessionRequest) -> s.ResumeSessionResponse:
+        raise RpcError.method_not_found("session/resume")
+
+    async def list_sessions(self, params: s.ListSessionsRequest) -> s.ListSessionsResponse:
+        raise RpcError.method_not_found("session/list")
+
+    async def delete_session(self, params: s.DeleteSessionRequest) -> s.DeleteSessionResponse:
+        raise RpcError.method_not_found("session/delete")
+
+    async def close_session(self, params: s.CloseSessionRequest) -> s.CloseSessionResponse:
+        return s.CloseSessionResponse()
+
+    async def set_session_mode(self, params: s.SetSessionModeRequest) -> s.SetSessionModeResponse:
+        raise RpcError.method_not_found("session/set_mode")
+
+    async def set_session_config_option(
+        self, params: s.SetSessionConfigOptionRequest
+    ) -> s.SetSessionConfigOptionResponse:
+        raise RpcError.method_not_found("session/set_config_option")
+
+    async def prompt(self, params: s.PromptRequest) -> s.PromptResponse:
+        raise RpcError.method_not_found("session/prompt")
+
+    async def cancel(self, params: s.CancelNotification) -> None:
+        """Called on `session/cancel` (the running prompt is cancelled for you)."""
+
+    async def ext_method(self, method: str, params: object) -> object:
+        raise RpcError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: object) -> None:
+        return None
+
+
+# wire method -> Agent method name
+_HANDLERS = {
+    "initialize": "initialize",
+    "authenticate": "authenticate",
+    "logout": "logout",
+    "session/new": "new_session",
+    "session/load": "load_session",
+    "session/resume": "resume_session",
+    "session/list": "list_sessions",
+    "session/delete": "delete_session",
+    "session/close": "close_session",
+    "session/set_mode": "set_session_mode",
+    "session/set_config_option": "set_session_config_option",
+    "session/prompt": "prompt",
+}
+_SESSION_SCOPED = frozenset(
+    {"session/prompt", "session/set_mode", "session/set_config_option", "session/close"}
+)
+_NEEDS_AUTH = frozenset(_HANDLERS) - {"initialize", "authenticate", "logout"}
+
+
+@dataclass
+class _Session:
+    modes: set[str] | None = None
+    config: dict[str, object] = field(default_factory=dict)
+    prompt: asyncio.Task[object] | None = None
+    cancelled: bool = False
+
+
+class AgentSideConnection(Endpoint):
+    """Serves one `Agent` to one client over a byte stream pair."""
+
+    HANDLED = AGENT_METHODS
+    SENT = CLIENT_METHODS
+    OWN_ROOT = "agentCapabilities"
+    PEER_ROOT = "clientCapabilities"
+
+    def __init__(
+        self,
+        agent: Agent,
+        reader: ByteReader,
+        writer: ByteWriter,
+        *,
+        max_message_size: int | None = None,
+    ) -> None:
+        super().__init__(reader, writer, max_message_size=max_message_size, name="acp-agent")
+        self.agent = agent
+        self.client = ClientHandle(self)
+        self._initializing = False
+        self._initialized = False
+        self._authenticated = False
+        self._sessions: dict[str, _Session] = {}
+        agent.on_connect(self.client)
+
+    async def serve(self) -> None:
+        """Serve until the client closes the connection."""
+        async with self:
+            await self.wait_closed()
+
+    # -- rules before decoding ---------------------------------------------------------
+
+    def _check_request(self, spec: MethodSpec) -> None:
+        if spec.name == "initialize":
+            if self._initializing or self._initialized:
+                raise InvalidRequest(data={"detail": "the connection is already initialized"})
+            return
+        if not self._initialized:
+            raise InvalidRequest(data={"detail": "initialize first"})
+        if (
+            self.agent.requires_authentication
+            and not self._authenticated
+            and spec.name in _NEEDS_AUTH
+        ):
+            raise RpcError.auth_required({"detail": "authenticate first"})
+
+    # -- requests -----------------------------------------------------------------------
+
+    async def _handle_request(self, spec: MethodSpec, params: object) -> object:
+        name = spec.name
+        handler = getattr(self.agent, _HANDLERS[name])
+        if name == "initialize":
+            return await self._initialize(params)  # type: ignore[arg-type]
+        if name in _SESSION_SCOPED:
+            session = self._session(params)
+            if name == "session/prompt":
+                return await self._prompt(session, params)  # type: ignore[arg-type]
+            if name == "session/set_mode":
+                self._check_mode(session, params)  # type: ignore[arg-type]
+            elif name == "session/set_config_option":
+                self._check_config(session, params)
+        if name == "session/delete":
+            return await self._delete(params)  # type: ignore[arg-type]
+        result = await handler(params)
+        self._track(name, params, result)
+        return result
+
+    async def _initialize(self, params: s.InitializeRequest) -> s.InitializeResponse:
+        self._initializing = True
+        try:
+            response = await self.agent.initialize(params)
+        finally:
+            self._initializing = False
+        requested = params.protocol_version
+        version = requested if requested in SUPPORTED_PROTOCOL_VERSIONS else LATEST_PROTOCOL_VERSION
+        if response.protocol_version != version:
+            response = msgspec.structs.replace(response, protocol_version=version)
+        self._own_caps = capabilities_tree(self.OWN_ROOT, response.agent_capabilities)
+        self._peer_caps = capabilities_tree(self.PEER_ROOT, params.client_capabilities)
+        self._initialized = True
+        return response
+
+    def _session(self, params: object) -> _Session:
+        session_id: str = getattr(params, "session_id")  # noqa: B009 - every scoped params has it
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise SessionNotFound(session_id)
+        return session
+
+    async def _prompt(self, session: _Session, params: s.PromptRequest) -> object:
+        if session.prompt is not None and not session.prompt.done():
+            raise InvalidRequest(data={"detail": "a prompt is already running in this session"})
+        session.cancelled = False
+        task = asyncio.current_task()
+        session.prompt = task
+        try:
+            return await self.agent.prompt(params)
+        except asyncio.CancelledError:
+            if not session.cancelled or task is None:
+                raise
+            task.uncancel()
+            return s.PromptResponse(stop_reason="cancelled")
+        finally:
+            session.prompt = None
+
+    def _check_mode(self, session: _Session, params: s.SetSessionModeRequest) -> None:
+        if session.modes is not None and params.mode_id not in session.modes:
+            raise RpcError.invalid_params(
+                {"detail": f"unknown modeId {params.mode_id!r}", "modeId": params.mode_id}
+            )
+
+    def _check_config(self, session: _Session, params: object) -> None:
+        config_id: str = getattr(params, "config_id", "")
+        if not session.config:
+            return
+        if config_id not in session.config:
+            raise RpcError.invalid_params(
+                {"detail": f"unknown configId {config_id!r}", "configId": config_id}
+            )
+        allowed = session.config[config_id]
+        value = getattr(params, "value", _UNSET)
+        if isinstance(allowed, set) and value not in allowed:
+            raise RpcError.invalid_params(
+                {"detail": f"unknown value {value!r} for {config_id!r}", "configId": config_id}
+            )
+        if allowed is bool and not isinstance(value, bool):
+            raise RpcError.invalid_params({"detail": f"{config_id!r} takes true or false"})
+
+    async def _delete(self, params: s.DeleteSessionRequest) -> object:
+        session = self._sessions.pop(params.session_id, None)
+        if session is not None and session.prompt is not None:
+            session.prompt.cancel()
+        try:
+            return await self.agent.delete_session(params)
+        except SessionNotFound:
+            return s.DeleteSessionResponse()  # deleting what does not exist succeeds
+
+    def _track(self, name: str, params: object, result: object) -> None:
+        """Keep the connection's view of sessions, modes and config options current."""
+        if name in ("session/new", "session/load", "session/resume"):
+            session_id = getattr(result, "session_id", None) or getattr(params, "session_id")  # noqa: B009
+            session = self._sessions.setdefault(session_id, _Session())
+            self._learn(session, result)
+        elif name == "session/close":
+            closed = self._sessions.pop(getattr(params, "session_id"), None)  # noqa: B009
+            if closed is not None and closed.prompt is not None:
+                closed.cancelled = True
+                closed.prompt.cancel()
+        elif name in ("session/set_config_option", "session/set_mode"):
+            known = self._sessions.get(getattr(params, "session_id"))  # noqa: B009
+            if known is not None:
+                self._learn(known, result)
+
+    @staticmethod
+    def _learn(session: _Session, result: object) -> None:
+        modes = getattr(result, "modes", None)
+        if isinstance(modes, s.SessionModeState):
+            session.modes = {mode.id for mode in modes.available_modes}
+        options = getattr(result, "config_options", None)
+        if isinstance(options, list):
+            session.config = _config_values(options)
+
+    def note_update(self, session_id: str, update: object) -> None:
+        """Learn modes and config options the agent announces in its own updates."""
+        session = self._sessions.get(session_id)
+        if session is None:
+            return
+        if isinstance(update, s.ConfigOptionUpdate):
+            session.config = _config_values(update.config_options)
+
+    # -- notifications -------------------------------------------------------------------
+
+    async def _handle_notification(self, spec: MethodSpec, params: object) -> None:
+        if not self._initialized:
+            return
+        if isinstance(params, s.CancelNotification):
+            session = self._sessions.get(params.session_id)
+            if session is not None and session.prompt is not None and not session.prompt.done():
+                session.cancelled = True
+                session.prompt.cancel()
+            await self.agent.cancel(params)
+
+    async def _ext_request(self, method: str, params: object) -> object:
+        if not self._initialized:
+            raise InvalidRequest(data={"detail": "initialize first"})
+        return await self.agent.ext_method(method, params)
+
+    async def _ext_notification(self, method: str, params: object) -> None:
+        with contextlib.suppress(RpcError):
+            await self.agent.ext_notification(method, params)
+
+
+def _config_values(options: Sequence[object]) -> dict[str, object]:
+    """config id -> the set of allowed value ids (select) or `bool` (boolean option)."""
+    known: dict[str, object] = {}
+    for option in options:
+        if isinstance(option, s.SessionConfigOptionSelect):
+            values: set[str] = set()
+            for entry in option.options:
+                if isinstance(entry, s.SessionConfigSelectOption):
+                    values.add(entry.value)
+                else:
+                    values.update(o.value for o in getattr(entry, "options", ()))
+            known[option.id] = values
+        elif isinstance(option, s.SessionConfigOptionBoolean):
+            known[option.id] = bool
+    return known

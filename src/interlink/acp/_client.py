@@ -1,0 +1,299 @@
+"""The client side: the `Client` handlers an editor implements, and the connection that
+is the editor's typed handle to the agent.
+
+Guarantees: `initialize` is answered before anything else is sent and its version is
+checked; all `session/update`s of a turn are handled, in order, before `prompt`
+returns (the core's ordering rule); `cancel()` answers the session's pending
+permission requests `cancelled`; requests gated by a capability we did not advertise
+get -32601, and so do calls the agent did not advertise (checked before sending).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import cast
+
+import msgspec
+
+from interlink.acp import _schema as s
+from interlink.acp._endpoint import (
+    LATEST_PROTOCOL_VERSION,
+    SUPPORTED_PROTOCOL_VERSIONS,
+    Endpoint,
+    ProtocolVersionError,
+    capabilities_tree,
+)
+from interlink.acp._methods import AGENT_METHODS, CLIENT_METHODS, MethodSpec
+from interlink.acp._transcript import Transcript
+from interlink.aio import ByteReader, ByteWriter
+from interlink.jsonrpc import ProtocolMisuse, RpcError
+
+__all__ = ["Client", "ClientSideConnection"]
+
+_UNSET = msgspec.UNSET
+
+
+class Client:
+    """Subclass and override what your client handles; the rest answers -32601.
+
+    Advertise the matching capabilities in `ClientSideConnection.initialize`.
+    """
+
+    async def session_update(self, params: s.SessionNotification) -> None:
+        return None
+
+    async def request_permission(
+        self, params: s.RequestPermissionRequest
+    ) -> s.RequestPermissionResponse:
+        raise RpcError.method_not_found("session/request_permission")
+
+    async def read_text_file(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse:
+        raise RpcError.method_not_found("fs/read_text_file")
+
+    async def write_text_file(self, params: s.WriteTextFileRequest) -> s.WriteTextFileResponse:
+        raise RpcError.method_not_found("fs/write_text_file")
+
+    async def create_terminal(self, params: s.CreateTerminalRequest) -> s.CreateTerminalResponse:
+        raise RpcError.method_not_found("terminal/create")
+
+    async def terminal_output(self, params: s.TerminalOutputRequest) -> s.TerminalOutputResponse:
+        raise RpcError.method_not_found("terminal/output")
+
+    async def wait_for_terminal_exit(
+        self, params: s.WaitForTerminalExitRequest
+    ) -> s.WaitForTerminalExitResponse:
+        raise RpcError.method_not_found("terminal/wait_for_exit")
+
+    async def kill_terminal(self, params: s.KillTerminalRequest) -> s.KillTerminalResponse:
+        raise RpcError.method_not_found("terminal/kill")
+
+    async def release_terminal(self, params: s.ReleaseTerminalRequest) -> s.ReleaseTerminalResponse:
+        raise RpcError.method_not_found("terminal/release")
+
+    async def create_elicitation(
+        self, params: s.CreateElicitationRequest
+    ) -> s.CreateElicitationResponse:
+        raise RpcError.method_not_found("elicitation/create")
+
+    async def complete_elicitation(self, params: s.CompleteElicitationNotification) -> None:
+        return None
+
+    async def ext_method(self, method: str, params: object) -> object:
+        raise RpcError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: object) -> None:
+        return None
+
+
+_HANDLERS = {
+    "session/update": "session_update",
+    "session/request_permission": "request_permission",
+    "fs/read_text_file": "read_text_file",
+    "fs/write_text_file": "write_text_file",
+    "terminal/create": "create_terminal",
+    "terminal/output": "terminal_output",
+    "terminal/wait_for_exit": "wait_for_terminal_exit",
+    "terminal/kill": "kill_terminal",
+    "terminal/release": "release_terminal",
+    "elicitation/create": "create_elicitation",
+    "elicitation/complete": "complete_elicitation",
+}
+
+
+class ClientSideConnection(Endpoint):
+    """The client's connection to one agent: call the agent, serve its requests."""
+
+    HANDLED = CLIENT_METHODS
+    SENT = AGENT_METHODS
+    OWN_ROOT = "clientCapabilities"
+    PEER_ROOT = "agentCapabilities"
+
+    def __init__(
+        self,
+        client: Client,
+        reader: ByteReader,
+        writer: ByteWriter,
+        *,
+        max_message_size: int | None = None,
+    ) -> None:
+        super().__init__(reader, writer, max_message_size=max_message_size, name="acp-client")
+        self.client = client
+        self.agent_info: s.InitializeResponse | None = None
+        self._permissions: dict[str, set[asyncio.Task[object]]] = {}
+        self._cancelled: set[asyncio.Task[object]] = set()
+        self._transcripts: dict[str, list[Transcript]] = {}
+
+    # -- calls to the agent --------------------------------------------------------------
+
+    async def initialize(
+        self,
+        capabilities: s.ClientCapabilities | None = None,
+        *,
+        client_info: s.Implementation | None = None,
+        protocol_version: int = LATEST_PROTOCOL_VERSION,
+    ) -> s.InitializeResponse:
+        if self.agent_info is not None:
+            raise ProtocolMisuse("initialize was already called")
+        caps = capabilities or s.ClientCapabilities()
+        self._own_caps = capabilities_tree(self.OWN_ROOT, caps)
+        result = cast(
+            s.InitializeResponse,
+            await self._call(
+                "initialize",
+                s.InitializeRequest(
+                    protocol_version=protocol_version,
+                    client_capabilities=caps,
+                    client_info=_UNSET if client_info is None else client_info,
+                ),
+            ),
+        )
+        if result.protocol_version not in SUPPORTED_PROTOCOL_VERSIONS:
+            raise ProtocolVersionError(
+                f"the agent speaks ACP version {result.protocol_version}; interlink speaks "
+                f"{sorted(SUPPORTED_PROTOCOL_VERSIONS)}"
+            )
+        self._peer_caps = capabilities_tree(self.PEER_ROOT, result.agent_capabilities)
+        self.agent_info = result
+        return result
+
+    def _ready(self) -> None:
+        if self.agent_info is None:
+            raise ProtocolMisuse("call initialize() first and wait for its answer")
+
+    async def authenticate(self, method_id: str) -> s.AuthenticateResponse:
+        self._ready()
+        return cast(
+            s.AuthenticateResponse,
+            await self._call("authenticate", s.AuthenticateRequest(method_id=method_id)),
+        )
+
+    async def logout(self) -> s.LogoutResponse:
+        self._ready()
+        return cast(s.LogoutResponse, await self._call("logout", s.LogoutRequest()))
+
+    async def new_session(
+        self, cwd: str, mcp_servers: Sequence[s.McpServer] = ()
+    ) -> s.NewSessionResponse:
+        self._ready()
+        params = s.NewSessionRequest(cwd=cwd, mcp_servers=list(mcp_servers))
+        return cast(s.NewSessionResponse, await self._call("session/new", params))
+
+    async def load_session(
+        self, session_id: str, cwd: str, mcp_servers: Sequence[s.McpServer] = ()
+    ) -> s.LoadSessionResponse:
+        self._ready()
+        params = s.LoadSessionRequest(session_id=session_id, cwd=cwd, mcp_servers=list(mcp_servers))
+        return cast(s.LoadSessionResponse, await self._call("session/load", params))
+
+    async def resume_session(self, session_id: str, cwd: str) -> s.ResumeSessionResponse:
+        self._ready()
+        params = s.ResumeSessionRequest(session_id=session_id, cwd=cwd)
+        return cast(s.ResumeSessionResponse, await self._call("session/resume", params))
+
+    async def list_sessions(
+        self, *, cwd: str | None = None, cursor: str | None = None
+    ) -> s.ListSessionsResponse:
+        self._ready()
+        params = s.ListSessionsRequest(
+            cwd=_UNSET if cwd is None else cwd, cursor=_UNSET if cursor is None else cursor
+        )
+        return cast(s.ListSessionsResponse, await self._call("session/list", params))
+
+    async def delete_session(self, session_id: str) -> s.DeleteSessionResponse:
+        self._ready()
+        params = s.DeleteSessionRequest(session_id=session_id)
+        return cast(s.DeleteSessionResponse, await self._call("session/delete", params))
+
+    async def close_session(self, session_id: str) -> s.CloseSessionResponse:
+        self._ready()
+        params = s.CloseSessionRequest(session_id=session_id)
+        return cast(s.CloseSessionResponse, await self._call("session/close", params))
+
+    async def set_session_mode(self, session_id: str, mode_id: str) -> s.SetSessionModeResponse:
+        self._ready()
+        params = s.SetSessionModeRequest(session_id=session_id, mode_id=mode_id)
+        return cast(s.SetSessionModeResponse, await self._call("session/set_mode", params))
+
+    async def set_session_config_option(
+        self, session_id: str, config_id: str, value: str | bool
+    ) -> s.SetSessionConfigOptionResponse:
+        self._ready()
+        params: object
+        if isinstance(value, bool):
+            params = s.SetSessionConfigOptionRequestBoolean(
+                session_id=session_id, config_id=config_id, value=value
+            )
+        else:
+            params = s.SetSessionConfigOptionRequestValueId(
+                session_id=session_id, config_id=config_id, value=value
+            )
+        result = await self._call("session/set_config_option", params)
+        return cast(s.SetSessionConfigOptionResponse, result)
+
+    async def prompt(
+        self, session_id: str, prompt: str | Sequence[s.ContentBlock]
+    ) -> s.PromptResponse:
+        """Run one turn; every `session/update` of it was handled when this returns."""
+        self._ready()
+        blocks: list[s.ContentBlock] = (
+            [s.TextContent(text=prompt)] if isinstance(prompt, str) else list(prompt)
+        )
+        params = s.PromptRequest(session_id=session_id, prompt=blocks)
+        return cast(s.PromptResponse, await self._call("session/prompt", params))
+
+    async def prompt_transcript(
+        self, session_id: str, prompt: str | Sequence[s.ContentBlock]
+    ) -> tuple[s.PromptResponse, Transcript]:
+        """`prompt`, also collecting the turn's updates into a readable transcript."""
+        transcript = Transcript()
+        collectors = self._transcripts.setdefault(session_id, [])
+        collectors.append(transcript)
+        try:
+            response = await self.prompt(session_id, prompt)
+        finally:
+            collectors.remove(transcript)
+        transcript.stop_reason = str(response.stop_reason)
+        return response, transcript
+
+    async def cancel(self, session_id: str) -> None:
+        """`session/cancel`; pending permission requests of the session answer cancelled."""
+        for task in self._permissions.pop(session_id, set()):
+            if not task.done():
+                self._cancelled.add(task)
+                task.cancel()
+        await self._notify("session/cancel", s.CancelNotification(session_id=session_id))
+
+    # -- the agent's calls to us ---------------------------------------------------------
+
+    async def _handle_request(self, spec: MethodSpec, params: object) -> object:
+        handler = getattr(self.client, _HANDLERS[spec.name])
+        if spec.name != "session/request_permission":
+            return await handler(params)
+        session_id = cast(s.RequestPermissionRequest, params).session_id
+        task = cast("asyncio.Task[object]", asyncio.current_task())
+        pending = self._permissions.setdefault(session_id, set())
+        pending.add(task)
+        try:
+            return await handler(params)
+        except asyncio.CancelledError:
+            if task not in self._cancelled:
+                raise
+            task.uncancel()
+            return s.RequestPermissionResponse(outcome=s.CancelledPermissionOutcome())
+        finally:
+            self._cancelled.discard(task)
+            pending.discard(task)
+
+    async def _handle_notification(self, spec: MethodSpec, params: object) -> None:
+        if isinstance(params, s.SessionNotification):
+            for transcript in self._transcripts.get(params.session_id, ()):
+                transcript.add(params.update)
+        handler = getattr(self.client, _HANDLERS[spec.name])
+        await handler(params)
+
+    async def _ext_request(self, method: str, params: object) -> object:
+        return await self.client.ext_method(method, params)
+
+    async def _ext_notification(self, method: str, params: object) -> None:
+        await self.client.ext_notification(method, params)

@@ -1,0 +1,176 @@
+"""What an agent calls on its client: updates, permission, files, terminals, elicitation.
+
+Every call checks the client's advertised capabilities first: asking for
+`fs/read_text_file` of a client that did not advertise it raises `MethodNotFound`
+(-32601) here, without a round trip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, cast
+
+import msgspec
+
+from interlink.acp import _schema as s
+
+if TYPE_CHECKING:
+    from interlink.acp._agent import AgentSideConnection
+
+__all__ = ["ClientHandle", "TerminalHandle"]
+
+_UNSET = msgspec.UNSET
+
+
+class ClientHandle:
+    """The connected client, as seen by the agent."""
+
+    def __init__(self, endpoint: AgentSideConnection) -> None:
+        self._endpoint = endpoint
+
+    @property
+    def capabilities(self) -> dict[str, object]:
+        """The client's capabilities from `initialize`, as JSON values."""
+        caps = self._endpoint._peer_caps.get("clientCapabilities")
+        return cast("dict[str, object]", caps) if isinstance(caps, dict) else {}
+
+    async def session_update(self, session_id: str, update: s.SessionUpdate) -> None:
+        """Send one `session/update` notification."""
+        self._endpoint.note_update(session_id, update)
+        await self._endpoint._notify(
+            "session/update", s.SessionNotification(session_id=session_id, update=update)
+        )
+
+    async def send_text(self, session_id: str, text: str) -> None:
+        """An `agent_message_chunk` with one text block."""
+        await self.session_update(session_id, s.AgentMessageChunk(content=s.TextContent(text=text)))
+
+    async def request_permission(
+        self,
+        session_id: str,
+        tool_call: s.ToolCallUpdate,
+        options: Sequence[s.PermissionOption],
+    ) -> s.RequestPermissionResponse:
+        result = await self._endpoint._call(
+            "session/request_permission",
+            s.RequestPermissionRequest(
+                session_id=session_id, tool_call=tool_call, options=list(options)
+            ),
+        )
+        return cast(s.RequestPermissionResponse, result)
+
+    async def read_text_file(
+        self, session_id: str, path: str, *, line: int | None = None, limit: int | None = None
+    ) -> str:
+        result = await self._endpoint._call(
+            "fs/read_text_file",
+            s.ReadTextFileRequest(
+                session_id=session_id,
+                path=path,
+                line=_UNSET if line is None else line,
+                limit=_UNSET if limit is None else limit,
+            ),
+        )
+        return cast(s.ReadTextFileResponse, result).content
+
+    async def write_text_file(self, session_id: str, path: str, content: str) -> None:
+        await self._endpoint._call(
+            "fs/write_text_file",
+            s.WriteTextFileRequest(session_id=session_id, path=path, content=content),
+        )
+
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+    ) -> TerminalHandle:
+        """Start a command in a client terminal; use the handle as `async with`."""
+        result = await self._endpoint._call(
+            "terminal/create",
+            s.CreateTerminalRequest(
+                session_id=session_id,
+                command=command,
+                args=list(args),
+                env=_UNSET
+                if env is None
+                else [s.EnvVariable(name=k, value=v) for k, v in env.items()],
+                cwd=_UNSET if cwd is None else cwd,
+                output_byte_limit=_UNSET if output_byte_limit is None else output_byte_limit,
+            ),
+        )
+        terminal_id = cast(s.CreateTerminalResponse, result).terminal_id
+        return TerminalHandle(self, session_id, terminal_id)
+
+    async def create_elicitation(
+        self, params: s.CreateElicitationRequest
+    ) -> s.CreateElicitationResponse:
+        result = await self._endpoint._call("elicitation/create", params)
+        return cast(s.CreateElicitationResponse, result)
+
+    async def complete_elicitation(self, elicitation_id: str) -> None:
+        await self._endpoint._notify(
+            "elicitation/complete",
+            s.CompleteElicitationNotification(elicitation_id=elicitation_id),
+        )
+
+    async def ext_method(self, method: str, params: object = None) -> object:
+        return await self._endpoint.ext_method(method, params)
+
+    async def ext_notification(self, method: str, params: object = None) -> None:
+        await self._endpoint.ext_notification(method, params)
+
+
+class TerminalHandle:
+    """A terminal on the client. Released on `async with` exit (or `release()`)."""
+
+    def __init__(self, client: ClientHandle, session_id: str, terminal_id: str) -> None:
+        self._client = client
+        self.session_id = session_id
+        self.id = terminal_id
+        self._released = False
+
+    async def output(self) -> s.TerminalOutputResponse:
+        result = await self._client._endpoint._call(
+            "terminal/output",
+            s.TerminalOutputRequest(session_id=self.session_id, terminal_id=self.id),
+        )
+        return cast(s.TerminalOutputResponse, result)
+
+    async def wait_for_exit(self) -> s.WaitForTerminalExitResponse:
+        result = await self._client._endpoint._call(
+            "terminal/wait_for_exit",
+            s.WaitForTerminalExitRequest(session_id=self.session_id, terminal_id=self.id),
+        )
+        return cast(s.WaitForTerminalExitResponse, result)
+
+    async def kill(self) -> None:
+        await self._client._endpoint._call(
+            "terminal/kill",
+            s.KillTerminalRequest(session_id=self.session_id, terminal_id=self.id),
+        )
+
+    async def release(self) -> None:
+        if self._released:
+            return
+        self._released = True
+        await self._client._endpoint._call(
+            "terminal/release",
+            s.ReleaseTerminalRequest(session_id=self.session_id, terminal_id=self.id),
+        )
+
+    async def __aenter__(self) -> TerminalHandle:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.release()

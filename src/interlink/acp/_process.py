@@ -1,0 +1,184 @@
+"""Processes: an agent served on this process's stdio, and a client's spawned agent.
+
+`run_agent` keeps stdout for JSON-RPC only: the protocol writes to a duplicate of the
+original stdout, while file descriptor 1 and `sys.stdout` are pointed at stderr, so a
+stray `print()` (or a child process the agent starts) cannot corrupt the stream.
+
+`spawn_agent` starts an agent with the parent's environment (unless told otherwise),
+drains its stderr continuously into a bounded ring buffer (optionally forwarding it),
+and when the child exits, fails pending requests with `AgentExited`, which carries the
+exit code and the stderr tail. Closing is stdin EOF, wait, terminate, kill.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+
+from interlink.acp._agent import Agent, AgentSideConnection
+from interlink.acp._client import Client, ClientSideConnection
+from interlink.aio._stdio import open_stdio
+from interlink.jsonrpc import ConnectionClosed
+
+__all__ = ["AgentExited", "AgentProcess", "run_agent", "serve_agent", "spawn_agent"]
+
+_STREAM_LIMIT = 4 * 1024 * 1024
+
+
+async def serve_agent(agent: Agent, *, max_message_size: int | None = None) -> None:
+    """Serve `agent` on stdin/stdout until stdin reaches EOF."""
+    sys.stdout.flush()
+    protocol_out = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    try:
+        reader, writer = await open_stdio(stdin_fd=0, stdout_fd=protocol_out)
+    finally:
+        os.close(protocol_out)
+    connection = AgentSideConnection(agent, reader, writer, max_message_size=max_message_size)
+    await connection.serve()
+
+
+def run_agent(agent: Agent, *, max_message_size: int | None = None) -> None:
+    """`serve_agent` in a new event loop: the one line an agent's `__main__` needs."""
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve_agent(agent, max_message_size=max_message_size))
+
+
+class AgentExited(ConnectionClosed):
+    """The agent process ended while a request was waiting for its answer."""
+
+    def __init__(self, returncode: int | None, stderr_tail: str) -> None:
+        self.returncode = returncode
+        self.stderr_tail = stderr_tail
+        how = "is still running" if returncode is None else f"exited with code {returncode}"
+        tail = f"; stderr ends with:\n{stderr_tail}" if stderr_tail else ""
+        super().__init__(f"the agent closed its stdout and {how}{tail}")
+
+
+class _StderrRing:
+    """The last `limit` bytes of a stream, read continuously so the child never blocks."""
+
+    def __init__(self, limit: int, forward: Callable[[bytes], None] | None) -> None:
+        self.limit = limit
+        self.forward = forward
+        self.buffer = bytearray()
+
+    async def drain(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(65536):
+            if self.forward is not None:
+                self.forward(chunk)
+            self.buffer += chunk
+            if len(self.buffer) > self.limit:
+                del self.buffer[: len(self.buffer) - self.limit]
+
+    def tail(self, lines: int = 20) -> str:
+        text = self.buffer.decode("utf-8", "replace")
+        return "\n".join(text.splitlines()[-lines:])
+
+
+class AgentProcess:
+    """A spawned agent: `agent` is the typed connection to it."""
+
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        agent: ClientSideConnection,
+        stderr: _StderrRing,
+    ) -> None:
+        self.process = process
+        self.agent = agent
+        self._stderr = stderr
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.returncode
+
+    def stderr_tail(self, lines: int = 20) -> str:
+        return self._stderr.tail(lines)
+
+
+@asynccontextmanager
+async def spawn_agent(
+    command: Sequence[str],
+    client: Client,
+    *,
+    env: Mapping[str, str] | None = None,
+    extra_env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    forward_stderr: Callable[[bytes], None] | None = None,
+    stderr_limit: int = 64 * 1024,
+    max_message_size: int | None = None,
+    close_timeout: float = 5.0,
+) -> AsyncIterator[AgentProcess]:
+    """Start `command` as an ACP agent and connect `client` to it.
+
+    `env` replaces the inherited environment; `extra_env` adds to it.
+    """
+    environment = dict(os.environ if env is None else env)
+    environment.update(extra_env or {})
+    process = await asyncio.create_subprocess_exec(
+        *command,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=environment,
+        cwd=cwd,
+        limit=_STREAM_LIMIT,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    assert process.stderr is not None
+    ring = _StderrRing(stderr_limit, forward_stderr)
+    drain = asyncio.create_task(ring.drain(process.stderr), name="acp-agent-stderr")
+    connection = ClientSideConnection(
+        client, process.stdout, process.stdin, max_message_size=max_message_size
+    )
+
+    async def exited(exc: ConnectionClosed) -> ConnectionClosed:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(process.wait(), 2.0)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(drain), 1.0)
+        return AgentExited(process.returncode, ring.tail())
+
+    connection.closed_error = exited  # type: ignore[method-assign]
+    handle = AgentProcess(process, connection, ring)
+    try:
+        async with connection:
+            yield handle
+    finally:
+        await _stop(process, close_timeout)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(drain, 2.0)
+        if not drain.done():
+            drain.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await drain
+
+
+async def _stop(process: asyncio.subprocess.Process, grace: float) -> None:
+    """stdin EOF has been sent by closing the connection: wait, terminate, kill."""
+    if process.stdin is not None and not process.stdin.is_closing():
+        process.stdin.close()
+    try:
+        await asyncio.wait_for(process.wait(), grace)
+        return
+    except TimeoutError:
+        pass
+    with contextlib.suppress(ProcessLookupError):
+        process.terminate()
+    try:
+        await asyncio.wait_for(process.wait(), 2.0)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        await process.wait()
