@@ -157,6 +157,7 @@ class AgentSideConnection(Endpoint):
         self._initialized = False
         self._authenticated = False
         self._sessions: dict[str, _Session] = {}
+        self.connection.admit_requests(self._admit)
         agent.on_connect(self.client)
 
     async def serve(self) -> None:
@@ -166,13 +167,17 @@ class AgentSideConnection(Endpoint):
 
     # -- rules before decoding ---------------------------------------------------------
 
-    def _check_request(self, spec: MethodSpec) -> None:
-        if spec.name == "initialize":
+    def _admit(self, method: str) -> None:
+        """The initialisation gate, applied as each request arrives: anything but one
+        `initialize` before the `initialize` answer is -32600."""
+        if method == "initialize":
             if self._initializing or self._initialized:
                 raise InvalidRequest(data={"detail": "the connection is already initialized"})
-            return
-        if not self._initialized:
+            self._initializing = True
+        elif not self._initialized:
             raise InvalidRequest(data={"detail": "initialize first"})
+
+    def _check_request(self, spec: MethodSpec) -> None:
         if (
             self.agent.requires_authentication
             and not self._authenticated
@@ -198,11 +203,14 @@ class AgentSideConnection(Endpoint):
         if name == "session/delete":
             return await self._delete(params)  # type: ignore[arg-type]
         result = await handler(params)
+        if name == "authenticate":
+            self._authenticated = True
+        elif name == "logout":
+            self._authenticated = False
         self._track(name, params, result)
         return result
 
     async def _initialize(self, params: s.InitializeRequest) -> s.InitializeResponse:
-        self._initializing = True
         try:
             response = await self.agent.initialize(params)
         finally:

@@ -149,6 +149,7 @@ class Connection:
         self._notifications: dict[str, _NotificationEntry] = {}
         self._fallback_request: RawRequestHandler | None = None
         self._fallback_notification: RawNotificationHandler | None = None
+        self._admit: Callable[[str], None] | None = None
         self._pending: PendingRequests[asyncio.Future[_Response]] = PendingRequests()
         self._in_flight: dict[RequestId | None, asyncio.Task[_Answer]] = {}
         self._cancelled_by_peer: set[asyncio.Task[_Answer]] = set()
@@ -186,6 +187,11 @@ class Connection:
     def on_unknown_request(self, handler: RawRequestHandler | None) -> None:
         """Handler for requests with no registered method (default: -32601)."""
         self._fallback_request = handler
+
+    def admit_requests(self, check: Callable[[str], None] | None) -> None:
+        """Check each request's method as it arrives, before any handler runs; raising
+        `RpcError` answers the request with it (a protocol's lifecycle gate)."""
+        self._admit = check
 
     def on_unknown_notification(self, handler: RawNotificationHandler | None) -> None:
         """Handler for notifications with no registered method (default: ignored)."""
@@ -477,6 +483,12 @@ class Connection:
             error = InvalidRequest(data={"detail": f"request id {request.id!r} is in flight"})
             self._finish_request(error.to_response(request.id), batch)
             return
+        if self._admit is not None:
+            try:
+                self._admit(request.method)
+            except RpcError as exc:
+                self._finish_request(exc.to_response(request.id), batch)
+                return
         task = asyncio.create_task(self._serve(request))
         self._in_flight[request.id] = task
         task.add_done_callback(functools.partial(self._served, request.id, batch))

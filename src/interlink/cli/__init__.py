@@ -7,6 +7,9 @@ import argparse
 import sys
 
 from interlink import __version__
+from interlink.cli import _acp_serve
+
+_ACP = "ACP v1: an editor starts an agent as a subprocess and both speak JSON-RPC over stdio."
 
 __all__ = ["main"]
 
@@ -25,6 +28,12 @@ def _parser() -> argparse.ArgumentParser:
         "typed calls, notifications, errors and bad input being answered.",
     )
     demo.add_argument("--requests", type=int, default=10_000, help="pipelined requests to time")
+
+    acp = commands.add_parser(
+        "acp", help="Agent Client Protocol: serve agents, talk to agents", description=_ACP
+    )
+    acp_commands = acp.add_subparsers(dest="acp_command", metavar="COMMAND", required=True)
+    _acp_serve.add_parser(acp_commands)
     return parser
 
 
@@ -35,5 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         from interlink.cli._demo import run
 
         return run(args.requests)
+    if args.command == "acp" and args.acp_command == "serve":
+        return _acp_serve.run(args)
     parser.print_help(sys.stderr)
     return 2

@@ -1,0 +1,205 @@
+"""ACP over real pipes: the example agent under bad input and load, and `spawn_agent`
+against a badly behaved agent."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from interlink.acp import AgentExited, Client, spawn_agent
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = [sys.executable, str(ROOT / "examples" / "acp_agent.py")]
+NOISY = [sys.executable, str(Path(__file__).with_name("agents") / "noisy_agent.py")]
+pytestmark = pytest.mark.e2e
+
+INIT = b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}'
+
+
+class Wire:
+    """The example agent as a child process, spoken to in raw lines."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        self.proc = proc
+        self.stdin = proc.stdin
+        self.stdout = proc.stdout
+
+    async def send(self, line: bytes) -> None:
+        self.stdin.write(line + b"\n")
+        await self.stdin.drain()
+
+    async def recv(self) -> dict[str, object]:
+        line = await asyncio.wait_for(self.stdout.readline(), 30)
+        assert line, "the agent closed stdout"
+        value = json.loads(line)
+        assert isinstance(value, dict)
+        return value
+
+    async def still_answers(self, id: int) -> None:
+        await self.send(b'{"jsonrpc":"2.0","id":%d,"method":"session/list","params":{}}' % id)
+        answer = await self.recv()
+        assert answer["id"] == id
+        assert "result" in answer
+
+
+@pytest.fixture
+async def wire() -> AsyncIterator[Wire]:
+    proc = await asyncio.create_subprocess_exec(
+        *EXAMPLE,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        limit=64 * 1024 * 1024,
+    )
+    wire = Wire(proc)
+    await wire.send(INIT)
+    assert (await wire.recv())["id"] == 0
+    yield wire
+    wire.stdin.close()
+    try:
+        assert await asyncio.wait_for(proc.wait(), 10) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        (b"{this is not json", -32700),
+        (b'[{"jsonrpc":"2.0","id":1,"method":"session/list"}]', -32600),
+        (b"12345", -32600),
+        (b'{"id":1,"method":"session/list"}', -32600),
+        (b'{"jsonrpc":"2.0","id":1,"method":["session/list"]}', -32600),
+    ],
+)
+async def test_bad_lines_get_their_error_and_the_agent_still_answers(
+    wire: Wire, line: bytes, code: int
+) -> None:
+    await wire.send(line)
+    answer = await wire.recv()
+    error = answer["error"]
+    assert isinstance(error, dict)
+    assert error["code"] == code
+    assert answer["id"] == (None if code == -32700 or line.startswith((b"[", b"1")) else 1)
+    await wire.still_answers(2)
+
+
+async def test_an_8_mib_prompt_is_handled(wire: Wire) -> None:
+    await wire.send(
+        b'{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}'
+    )
+    session = (await wire.recv())["result"]
+    assert isinstance(session, dict)
+    text = "x" * (8 * 1024 * 1024) + " and a tail"
+    prompt = {"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": text}]}
+    await wire.send(
+        json.dumps(
+            {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": prompt}
+        ).encode()
+    )
+    echoed = ""
+    while True:
+        message = await wire.recv()
+        if message.get("id") == 2:
+            assert message["result"] == {"stopReason": "end_turn"}
+            break
+        update = message["params"]["update"]  # type: ignore[index]
+        if update["sessionUpdate"] == "agent_message_chunk":
+            echoed += update["content"]["text"]
+    assert echoed == text
+
+
+async def test_a_100_mib_line_is_refused_and_the_agent_still_answers(wire: Wire) -> None:
+    big = (
+        b'{"jsonrpc":"2.0","id":1,"method":"session/list","params":{"cwd":"'
+        + b"a" * (100 * 1024 * 1024)
+        + b'"}}'
+    )
+    await wire.send(big)
+    answer = await wire.recv()
+    error = answer["error"]
+    assert isinstance(error, dict)
+    assert error["code"] == -32600
+    assert answer["id"] is None
+    assert error["data"]["limit"] == 64 * 1024 * 1024  # type: ignore[index]
+    await wire.still_answers(2)
+
+
+async def test_1000_pipelined_requests_get_1000_answers_with_their_ids(wire: Wire) -> None:
+    lines = b"".join(
+        b'{"jsonrpc":"2.0","id":"r%d","method":"session/list","params":{}}\n' % i
+        for i in range(1000)
+    )
+    wire.stdin.write(lines)
+    await wire.stdin.drain()
+    ids = [(await wire.recv())["id"] for _ in range(1000)]
+    assert sorted(ids) == sorted(f"r{i}" for i in range(1000))  # type: ignore[type-var]
+
+
+def test_stdout_can_be_a_file(tmp_path: Path) -> None:
+    requests = tmp_path / "in.jsonl"
+    requests.write_bytes(
+        INIT + b"\n" + b'{"jsonrpc":"2.0","id":1,"method":"session/list","params":{}}\n'
+    )
+    out = tmp_path / "out.jsonl"
+    with requests.open("rb") as stdin, out.open("wb") as stdout:
+        subprocess.run(EXAMPLE, stdin=stdin, stdout=stdout, timeout=30, check=True)
+    answers = {a["id"]: a for a in map(json.loads, out.read_bytes().splitlines())}
+    assert answers[0]["result"]["protocolVersion"] == 1
+    # pipelined behind initialize: refused by the initialisation gate (DECISIONS.md)
+    assert answers[1]["error"]["code"] == -32600
+
+
+def test_stray_prints_go_to_stderr_not_the_protocol_stream() -> None:
+    done = subprocess.run(NOISY, input=INIT + b"\n", capture_output=True, timeout=30, check=True)
+    lines = done.stdout.splitlines()
+    assert len(lines) == 1
+    assert json.loads(lines[0])["result"]["protocolVersion"] == 1
+    assert b"a stray print" in done.stderr
+    assert b"a raw write to fd 1" in done.stderr
+    assert b"a log line" in done.stderr
+
+
+class Quiet(Client):
+    pass
+
+
+async def test_spawned_agent_inherits_env_and_a_flood_of_stderr_does_not_stall() -> None:
+    os.environ["INTERLINK_TEST_VAR"] = "inherited"
+    try:
+        async with (
+            asyncio.timeout(30),
+            spawn_agent(NOISY, Quiet(), extra_env={"EXTRA": "1"}) as proc,
+        ):
+            await proc.agent.initialize()
+            value = await proc.agent.ext_method("_test/env", {"name": "INTERLINK_TEST_VAR"})
+            assert value == {"value": "inherited"}
+            assert await proc.agent.ext_method("_test/env", {"name": "EXTRA"}) == {"value": "1"}
+            session = await proc.agent.new_session("/tmp")
+            response = await proc.agent.prompt(session.session_id, "stderr")
+            assert response.stop_reason == "end_turn"
+            assert "x" * 100 in proc.stderr_tail(2)
+        assert proc.returncode == 0
+    finally:
+        del os.environ["INTERLINK_TEST_VAR"]
+
+
+async def test_an_agent_that_dies_fails_pending_requests_with_its_exit_code_and_stderr() -> None:
+    async with asyncio.timeout(30), spawn_agent(NOISY, Quiet()) as proc:
+        await proc.agent.initialize()
+        session = await proc.agent.new_session("/tmp")
+        with pytest.raises(AgentExited) as info:
+            await proc.agent.prompt(session.session_id, "die")
+    assert info.value.returncode == 3
+    assert "fatal: the agent gives up" in info.value.stderr_tail
+    assert "exited with code 3" in str(info.value)
