@@ -1,0 +1,1 @@
+"""Interop tests against the official ACP SDKs (installed at test time)."""
