@@ -333,3 +333,37 @@ async def test_agents_that_require_authentication_answer_32000_until_it_succeeds
         assert "result" in await peer.call("authenticate", {"methodId": "token"})
         assert "result" in await peer.call("session/new", new)
         await raw.close()
+
+
+class ForkingAgent(RuleAgent):
+    """Advertises `sessionCapabilities.fork` (unstable) and implements `session/fork`."""
+
+    async def initialize(self, params: s.InitializeRequest) -> s.InitializeResponse:
+        return s.InitializeResponse(
+            protocol_version=1,
+            agent_capabilities=s.AgentCapabilities(
+                extra={"sessionCapabilities": {"fork": {}}},
+            ),
+        )
+
+    async def session_fork(self, params: object) -> object:
+        from interlink.acp import _schema_unstable as u
+
+        assert isinstance(params, u.ForkSessionRequest)
+        return u.ForkSessionResponse(session_id=params.session_id + "-fork")
+
+
+@pytest.mark.parametrize("unstable", [False, True])
+async def test_unstable_methods_exist_only_on_opt_in(unstable: bool) -> None:
+    (r1, w1), (r2, w2) = await stream_pair()
+    raw = RawPeer(r2, w2)
+    peer = Peer(raw)
+    async with AgentSideConnection(ForkingAgent(), r1, w1, unstable=unstable), asyncio.timeout(10):
+        await peer.init()
+        session = await peer.new_session()
+        answer = await peer.call("session/fork", {"sessionId": session, "cwd": "/tmp"})
+        if unstable:
+            assert answer["result"] == {"sessionId": session + "-fork"}
+        else:
+            assert error_of(answer)[0] == -32601
+        await raw.close()

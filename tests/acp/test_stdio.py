@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -113,9 +114,9 @@ async def test_an_8_mib_prompt_is_handled(wire: Wire) -> None:
         if message.get("id") == 2:
             assert message["result"] == {"stopReason": "end_turn"}
             break
-        update = message["params"]["update"]  # type: ignore[index]
+        update = cast("dict[str, dict[str, str]]", message["params"])["update"]
         if update["sessionUpdate"] == "agent_message_chunk":
-            echoed += update["content"]["text"]
+            echoed += cast("dict[str, str]", update["content"])["text"]
     assert echoed == text
 
 
@@ -131,7 +132,7 @@ async def test_a_100_mib_line_is_refused_and_the_agent_still_answers(wire: Wire)
     assert isinstance(error, dict)
     assert error["code"] == -32600
     assert answer["id"] is None
-    assert error["data"]["limit"] == 64 * 1024 * 1024  # type: ignore[index]
+    assert cast("dict[str, int]", error["data"])["limit"] == 64 * 1024 * 1024
     await wire.still_answers(2)
 
 

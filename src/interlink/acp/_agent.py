@@ -34,7 +34,7 @@ from interlink.acp._endpoint import (
     SessionNotFound,
     capabilities_tree,
 )
-from interlink.acp._methods import AGENT_METHODS, CLIENT_METHODS, MethodSpec
+from interlink.acp._methods import MethodSpec
 from interlink.aio import ByteReader, ByteWriter
 from interlink.jsonrpc import InvalidRequest, RpcError
 
@@ -137,8 +137,7 @@ class _Session:
 class AgentSideConnection(Endpoint):
     """Serves one `Agent` to one client over a byte stream pair."""
 
-    HANDLED = AGENT_METHODS
-    SENT = CLIENT_METHODS
+    SIDE = "agent"
     OWN_ROOT = "agentCapabilities"
     PEER_ROOT = "clientCapabilities"
 
@@ -149,8 +148,18 @@ class AgentSideConnection(Endpoint):
         writer: ByteWriter,
         *,
         max_message_size: int | None = None,
+        unstable: bool = False,
     ) -> None:
-        super().__init__(reader, writer, max_message_size=max_message_size, name="acp-agent")
+        """`unstable=True` opts in to the unstable methods; their params are then the
+        types of `interlink.acp._schema_unstable`, and an unstable-only method calls the
+        agent's method named after it (`session/fork` -> `session_fork`)."""
+        super().__init__(
+            reader,
+            writer,
+            max_message_size=max_message_size,
+            unstable=unstable,
+            name="acp-agent",
+        )
         self.agent = agent
         self.client = ClientHandle(self)
         self._initializing = False
@@ -189,7 +198,9 @@ class AgentSideConnection(Endpoint):
 
     async def _handle_request(self, spec: MethodSpec, params: object) -> object:
         name = spec.name
-        handler = getattr(self.agent, _HANDLERS[name])
+        handler = getattr(self.agent, _HANDLERS.get(name) or name.replace("/", "_"), None)
+        if handler is None:
+            raise RpcError.method_not_found(name)
         if name == "initialize":
             return await self._initialize(params)  # type: ignore[arg-type]
         if name in _SESSION_SCOPED:
@@ -297,9 +308,9 @@ class AgentSideConnection(Endpoint):
 
     @staticmethod
     def _learn(session: _Session, result: object) -> None:
-        modes = getattr(result, "modes", None)
-        if isinstance(modes, s.SessionModeState):
-            session.modes = {mode.id for mode in modes.available_modes}
+        available = getattr(getattr(result, "modes", None), "available_modes", None)
+        if isinstance(available, list):
+            session.modes = {mode.id for mode in available}
         options = getattr(result, "config_options", None)
         if isinstance(options, list):
             session.config = _config_values(options)
@@ -309,20 +320,20 @@ class AgentSideConnection(Endpoint):
         session = self._sessions.get(session_id)
         if session is None:
             return
-        if isinstance(update, s.ConfigOptionUpdate):
-            session.config = _config_values(update.config_options)
+        if _tag(update) == "config_option_update":
+            session.config = _config_values(getattr(update, "config_options", ()))
 
     # -- notifications -------------------------------------------------------------------
 
     async def _handle_notification(self, spec: MethodSpec, params: object) -> None:
         if not self._initialized:
             return
-        if isinstance(params, s.CancelNotification):
-            session = self._sessions.get(params.session_id)
+        if spec.name == "session/cancel":
+            session = self._sessions.get(getattr(params, "session_id"))  # noqa: B009
             if session is not None and session.prompt is not None and not session.prompt.done():
                 session.cancelled = True
                 session.prompt.cancel()
-            await self.agent.cancel(params)
+            await self.agent.cancel(params)  # type: ignore[arg-type]
 
     async def _ext_request(self, method: str, params: object) -> object:
         if not self._initialized:
@@ -334,18 +345,31 @@ class AgentSideConnection(Endpoint):
             await self.agent.ext_notification(method, params)
 
 
+def _tag(value: object) -> object:
+    """A tagged struct's tag (stable and unstable types alike), else None."""
+    config = getattr(type(value), "__struct_config__", None)
+    return getattr(config, "tag", None)
+
+
 def _config_values(options: Sequence[object]) -> dict[str, object]:
-    """config id -> the set of allowed value ids (select) or `bool` (boolean option)."""
+    """config id -> the set of allowed value ids (select) or `bool` (boolean option).
+
+    Works on the stable and the unstable generated types alike (by tag and field).
+    """
     known: dict[str, object] = {}
     for option in options:
-        if isinstance(option, s.SessionConfigOptionSelect):
+        option_id = getattr(option, "id", None)
+        if not isinstance(option_id, str):
+            continue
+        if _tag(option) == "select":
             values: set[str] = set()
-            for entry in option.options:
-                if isinstance(entry, s.SessionConfigSelectOption):
-                    values.add(entry.value)
-                else:
+            for entry in getattr(option, "options", ()):
+                value = getattr(entry, "value", None)
+                if isinstance(value, str):
+                    values.add(value)
+                else:  # a group of options
                     values.update(o.value for o in getattr(entry, "options", ()))
-            known[option.id] = values
-        elif isinstance(option, s.SessionConfigOptionBoolean):
-            known[option.id] = bool
+            known[option_id] = values
+        elif _tag(option) == "boolean":
+            known[option_id] = bool
     return known

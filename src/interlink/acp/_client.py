@@ -11,7 +11,7 @@ get -32601, and so do calls the agent did not advertise (checked before sending)
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import cast
 
 import msgspec
@@ -24,7 +24,7 @@ from interlink.acp._endpoint import (
     ProtocolVersionError,
     capabilities_tree,
 )
-from interlink.acp._methods import AGENT_METHODS, CLIENT_METHODS, MethodSpec
+from interlink.acp._methods import MethodSpec
 from interlink.acp._transcript import Transcript
 from interlink.aio import ByteReader, ByteWriter
 from interlink.jsonrpc import ProtocolMisuse, RpcError
@@ -104,8 +104,7 @@ _HANDLERS = {
 class ClientSideConnection(Endpoint):
     """The client's connection to one agent: call the agent, serve its requests."""
 
-    HANDLED = CLIENT_METHODS
-    SENT = AGENT_METHODS
+    SIDE = "client"
     OWN_ROOT = "clientCapabilities"
     PEER_ROOT = "agentCapabilities"
 
@@ -116,8 +115,15 @@ class ClientSideConnection(Endpoint):
         writer: ByteWriter,
         *,
         max_message_size: int | None = None,
+        unstable: bool = False,
     ) -> None:
-        super().__init__(reader, writer, max_message_size=max_message_size, name="acp-client")
+        super().__init__(
+            reader,
+            writer,
+            max_message_size=max_message_size,
+            unstable=unstable,
+            name="acp-client",
+        )
         self.client = client
         self.agent_info: s.InitializeResponse | None = None
         self._permissions: dict[str, set[asyncio.Task[object]]] = {}
@@ -267,7 +273,9 @@ class ClientSideConnection(Endpoint):
     # -- the agent's calls to us ---------------------------------------------------------
 
     async def _handle_request(self, spec: MethodSpec, params: object) -> object:
-        handler = getattr(self.client, _HANDLERS[spec.name])
+        handler = self._handler(spec.name)
+        if handler is None:
+            raise RpcError.method_not_found(spec.name)
         if spec.name != "session/request_permission":
             return await handler(params)
         session_id = cast(s.RequestPermissionRequest, params).session_id
@@ -286,11 +294,20 @@ class ClientSideConnection(Endpoint):
             pending.discard(task)
 
     async def _handle_notification(self, spec: MethodSpec, params: object) -> None:
-        if isinstance(params, s.SessionNotification):
-            for transcript in self._transcripts.get(params.session_id, ()):
-                transcript.add(params.update)
-        handler = getattr(self.client, _HANDLERS[spec.name])
-        await handler(params)
+        if spec.name == "session/update":
+            session_id: str = getattr(params, "session_id")  # noqa: B009
+            for transcript in self._transcripts.get(session_id, ()):
+                transcript.add(getattr(params, "update"))  # noqa: B009
+        handler = self._handler(spec.name)
+        if handler is not None:
+            await handler(params)
+
+    def _handler(self, method: str) -> Callable[[object], Awaitable[object]] | None:
+        """The client's method for a wire method (`terminal/create` -> `create_terminal`;
+        unstable-only ones by their name: `auth/status_update` -> `auth_status_update`)."""
+        name = _HANDLERS.get(method) or method.replace("/", "_")
+        handler: Callable[[object], Awaitable[object]] | None = getattr(self.client, name, None)
+        return handler
 
     async def _ext_request(self, method: str, params: object) -> object:
         return await self.client.ext_method(method, params)

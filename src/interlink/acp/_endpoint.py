@@ -15,7 +15,7 @@ from typing import ClassVar
 import msgspec
 
 from interlink.acp import _codec
-from interlink.acp._methods import AGENT_METHODS, CLIENT_METHODS, MethodSpec
+from interlink.acp._methods import MethodSpec
 from interlink.aio import ByteReader, ByteWriter, Connection
 from interlink.jsonrpc import (
     ConnectionClosed,
@@ -93,10 +93,8 @@ def capabilities_tree(root: str, capabilities: object) -> dict[str, object]:
 class Endpoint:
     """One side of an ACP connection. Subclasses name the methods they handle."""
 
-    #: methods this side handles, by wire name
-    HANDLED: ClassVar[dict[str, MethodSpec]] = {}
-    #: methods this side sends, by wire name
-    SENT: ClassVar[dict[str, MethodSpec]] = {}
+    #: "agent" or "client": which side of the method tables this endpoint handles
+    SIDE: ClassVar[str] = ""
     #: the root key of *this* side's capabilities in gate paths
     OWN_ROOT = ""
     PEER_ROOT = ""
@@ -107,8 +105,17 @@ class Endpoint:
         writer: ByteWriter,
         *,
         max_message_size: int | None = None,
+        unstable: bool = False,
         name: str = "acp",
     ) -> None:
+        if unstable:
+            from interlink.acp import _methods_unstable as tables
+        else:
+            from interlink.acp import _methods as tables  # type: ignore[no-redef]
+        agent, client = tables.AGENT_METHODS, tables.CLIENT_METHODS
+        #: methods this side handles / sends, by wire name (unstable ones only on opt-in)
+        self.handled, self.sent = (agent, client) if self.SIDE == "agent" else (client, agent)
+        self.unstable = unstable
         profile = PROFILE
         if max_message_size is not None:
             profile = Profile(
@@ -145,7 +152,7 @@ class Endpoint:
     # -- incoming ---------------------------------------------------------------------
 
     async def _dispatch_request(self, method: str, raw: msgspec.Raw | msgspec.UnsetType) -> object:
-        spec = self.HANDLED.get(method)
+        spec = self.handled.get(method)
         if spec is None or spec.kind != "request":
             if method.startswith("_"):
                 return await self._ext_request(method, self._ext_params(raw))
@@ -159,7 +166,7 @@ class Endpoint:
     async def _dispatch_notification(
         self, method: str, raw: msgspec.Raw | msgspec.UnsetType
     ) -> None:
-        spec = self.HANDLED.get(method)
+        spec = self.handled.get(method)
         if spec is None or spec.kind != "notification":
             if method.startswith("_"):
                 await self._ext_notification(method, self._ext_params(raw))
@@ -194,7 +201,9 @@ class Endpoint:
         return exc
 
     def _require(self, method: str) -> MethodSpec:
-        spec = self.SENT[method]
+        spec = self.sent.get(method)
+        if spec is None:
+            raise MethodNotFound(data={"method": method})
         if not gate_open(spec.gate, self._peer_caps):
             raise MethodNotFound(
                 f"the peer did not advertise {'/'.join(spec.gate[0][1:])}",
@@ -227,7 +236,3 @@ class Endpoint:
         if not method.startswith("_"):
             raise ValueError("extension method names start with '_'")
         await self.connection.notify_raw(method, params or {})
-
-
-AGENT_HANDLED = AGENT_METHODS
-CLIENT_HANDLED = CLIENT_METHODS

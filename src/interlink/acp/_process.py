@@ -29,7 +29,9 @@ __all__ = ["AgentExited", "AgentProcess", "run_agent", "serve_agent", "spawn_age
 _STREAM_LIMIT = 4 * 1024 * 1024
 
 
-async def serve_agent(agent: Agent, *, max_message_size: int | None = None) -> None:
+async def serve_agent(
+    agent: Agent, *, max_message_size: int | None = None, unstable: bool = False
+) -> None:
     """Serve `agent` on stdin/stdout until stdin reaches EOF."""
     sys.stdout.flush()
     protocol_out = os.dup(1)
@@ -39,14 +41,16 @@ async def serve_agent(agent: Agent, *, max_message_size: int | None = None) -> N
         reader, writer = await open_stdio(stdin_fd=0, stdout_fd=protocol_out)
     finally:
         os.close(protocol_out)
-    connection = AgentSideConnection(agent, reader, writer, max_message_size=max_message_size)
+    connection = AgentSideConnection(
+        agent, reader, writer, max_message_size=max_message_size, unstable=unstable
+    )
     await connection.serve()
 
 
-def run_agent(agent: Agent, *, max_message_size: int | None = None) -> None:
+def run_agent(agent: Agent, *, max_message_size: int | None = None, unstable: bool = False) -> None:
     """`serve_agent` in a new event loop: the one line an agent's `__main__` needs."""
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve_agent(agent, max_message_size=max_message_size))
+        asyncio.run(serve_agent(agent, max_message_size=max_message_size, unstable=unstable))
 
 
 class AgentExited(ConnectionClosed):
@@ -117,6 +121,7 @@ async def spawn_agent(
     forward_stderr: Callable[[bytes], None] | None = None,
     stderr_limit: int = 64 * 1024,
     max_message_size: int | None = None,
+    unstable: bool = False,
     close_timeout: float = 5.0,
 ) -> AsyncIterator[AgentProcess]:
     """Start `command` as an ACP agent and connect `client` to it.
@@ -140,7 +145,11 @@ async def spawn_agent(
     ring = _StderrRing(stderr_limit, forward_stderr)
     drain = asyncio.create_task(ring.drain(process.stderr), name="acp-agent-stderr")
     connection = ClientSideConnection(
-        client, process.stdout, process.stdin, max_message_size=max_message_size
+        client,
+        process.stdout,
+        process.stdin,
+        max_message_size=max_message_size,
+        unstable=unstable,
     )
 
     async def exited(exc: ConnectionClosed) -> ConnectionClosed:
