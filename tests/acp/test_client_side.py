@@ -210,3 +210,41 @@ async def test_an_agent_speaking_another_version_is_refused() -> None:
         with pytest.raises(ProtocolVersionError, match="version 7"):
             await init
         await raw.close()
+
+
+async def test_handlers_can_be_registered_instead_of_subclassing() -> None:
+    from interlink.acp import methods
+
+    agent = Agent()
+
+    @agent.on(methods.INITIALIZE)
+    async def initialize(params: s.InitializeRequest) -> s.InitializeResponse:
+        return s.InitializeResponse(protocol_version=1)
+
+    @agent.on(methods.NEW_SESSION)
+    async def new_session(params: s.NewSessionRequest) -> s.NewSessionResponse:
+        return s.NewSessionResponse(session_id="registered")
+
+    @agent.on(methods.PROMPT)
+    async def prompt(params: s.PromptRequest) -> s.PromptResponse:
+        await agent.client.send_text(params.session_id, "from a registered handler")
+        return s.PromptResponse(stop_reason="end_turn")
+
+    client = Client()
+    seen: list[str] = []
+
+    @client.on(methods.SESSION_UPDATE)
+    async def update(params: s.SessionNotification) -> None:
+        seen.append(type(params.update).__name__)
+
+    (r1, w1), (r2, w2) = await stream_pair()
+    conn = ClientSideConnection(client, r2, w2)
+    async with AgentSideConnection(agent, r1, w1), conn, asyncio.timeout(10):
+        await conn.initialize()
+        session = await conn.new_session("/tmp")
+        assert session.session_id == "registered"
+        _, transcript = await conn.prompt_transcript(session.session_id, "hi")
+        assert transcript.text == "from a registered handler"
+        assert seen == ["AgentMessageChunk"]
+        with pytest.raises(MethodNotFound):
+            await conn.set_session_mode("registered", "x")

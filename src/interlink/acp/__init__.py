@@ -5,7 +5,7 @@ implements `Client` handlers and talks to an agent through `spawn_agent(...)` or
 `ClientSideConnection`. Types: `interlink.acp.schema`.
 """
 
-from interlink.acp import schema
+from interlink.acp import methods, schema
 from interlink.acp._agent import Agent, AgentSideConnection
 from interlink.acp._client import Client, ClientSideConnection
 from interlink.acp._client_handle import ClientHandle, TerminalHandle
@@ -39,5 +39,6 @@ __all__ = [
     "SUPPORTED_PROTOCOL_VERSIONS",
     "ProtocolVersionError",
     "SessionNotFound",
+    "methods",
     "schema",
 ]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -35,6 +35,7 @@ from interlink.acp._endpoint import (
     capabilities_tree,
 )
 from interlink.acp._methods import MethodSpec
+from interlink.acp._registry import Handlers
 from interlink.aio import ByteReader, ByteWriter
 from interlink.jsonrpc import InvalidRequest, RpcError
 
@@ -43,11 +44,12 @@ __all__ = ["Agent", "AgentSideConnection"]
 _UNSET = msgspec.UNSET
 
 
-class Agent:
+class Agent(Handlers):
     """Subclass and override what your agent implements; the rest answers -32601.
 
     `self.client` is the handle to the connected client (permission, files, terminals,
-    updates), set before the first request is served.
+    updates), set before the first request is served. Handlers can also be registered on
+    an instance: `@agent.on(methods.PROMPT)`.
     """
 
     #: answer -32000 to session methods until `authenticate` succeeded
@@ -198,11 +200,13 @@ class AgentSideConnection(Endpoint):
 
     async def _handle_request(self, spec: MethodSpec, params: object) -> object:
         name = spec.name
-        handler = getattr(self.agent, _HANDLERS.get(name) or name.replace("/", "_"), None)
+        handler = self.agent.registered(name) or getattr(
+            self.agent, _HANDLERS.get(name) or name.replace("/", "_"), None
+        )
         if handler is None:
             raise RpcError.method_not_found(name)
         if name == "initialize":
-            return await self._initialize(params)  # type: ignore[arg-type]
+            return await self._initialize(handler, params)  # type: ignore[arg-type]
         if name in _SESSION_SCOPED:
             session = self._session(params)
             if name == "session/prompt":
@@ -221,9 +225,13 @@ class AgentSideConnection(Endpoint):
         self._track(name, params, result)
         return result
 
-    async def _initialize(self, params: s.InitializeRequest) -> s.InitializeResponse:
+    async def _initialize(
+        self,
+        handler: Callable[[s.InitializeRequest], Awaitable[s.InitializeResponse]],
+        params: s.InitializeRequest,
+    ) -> s.InitializeResponse:
         try:
-            response = await self.agent.initialize(params)
+            response = await handler(params)
         finally:
             self._initializing = False
         requested = params.protocol_version
@@ -249,7 +257,8 @@ class AgentSideConnection(Endpoint):
         task = asyncio.current_task()
         session.prompt = task
         try:
-            return await self.agent.prompt(params)
+            handler = self.agent.registered("session/prompt") or self.agent.prompt
+            return await handler(params)
         except asyncio.CancelledError:
             if not session.cancelled or task is None:
                 raise
@@ -333,7 +342,8 @@ class AgentSideConnection(Endpoint):
             if session is not None and session.prompt is not None and not session.prompt.done():
                 session.cancelled = True
                 session.prompt.cancel()
-            await self.agent.cancel(params)  # type: ignore[arg-type]
+            handler = self.agent.registered("session/cancel") or self.agent.cancel
+            await handler(params)  # type: ignore[arg-type]
 
     async def _ext_request(self, method: str, params: object) -> object:
         if not self._initialized:

@@ -25,6 +25,7 @@ from interlink.acp._endpoint import (
     capabilities_tree,
 )
 from interlink.acp._methods import MethodSpec
+from interlink.acp._registry import Handlers
 from interlink.acp._transcript import Transcript
 from interlink.aio import ByteReader, ByteWriter
 from interlink.jsonrpc import ProtocolMisuse, RpcError
@@ -34,7 +35,7 @@ __all__ = ["Client", "ClientSideConnection"]
 _UNSET = msgspec.UNSET
 
 
-class Client:
+class Client(Handlers):
     """Subclass and override what your client handles; the rest answers -32601.
 
     Advertise the matching capabilities in `ClientSideConnection.initialize`.
@@ -305,6 +306,9 @@ class ClientSideConnection(Endpoint):
     def _handler(self, method: str) -> Callable[[object], Awaitable[object]] | None:
         """The client's method for a wire method (`terminal/create` -> `create_terminal`;
         unstable-only ones by their name: `auth/status_update` -> `auth_status_update`)."""
+        registered = self.client.registered(method)
+        if registered is not None:
+            return registered
         name = _HANDLERS.get(method) or method.replace("/", "_")
         handler: Callable[[object], Awaitable[object]] | None = getattr(self.client, name, None)
         return handler
