@@ -7,6 +7,7 @@ import importlib
 
 BENCHMARKS = {
     "jsonrpc": "JSON-RPC round trips over an OS pipe between two processes, vs the floor",
+    "acp": "ACP prompt turns, client to spawned agent, vs the floor and the official SDKs",
 }
 
 

@@ -326,10 +326,10 @@ class AgentSideConnection(Endpoint):
 
     def note_update(self, session_id: str, update: object) -> None:
         """Learn modes and config options the agent announces in its own updates."""
-        session = self._sessions.get(session_id)
-        if session is None:
+        if type(update).__name__ != "ConfigOptionUpdate":  # the hot path: message chunks
             return
-        if _tag(update) == "config_option_update":
+        session = self._sessions.get(session_id)
+        if session is not None:
             session.config = _config_values(getattr(update, "config_options", ()))
 
     # -- notifications -------------------------------------------------------------------

@@ -295,7 +295,7 @@ class ClientSideConnection(Endpoint):
             pending.discard(task)
 
     async def _handle_notification(self, spec: MethodSpec, params: object) -> None:
-        if spec.name == "session/update":
+        if self._transcripts and spec.name == "session/update":
             session_id: str = getattr(params, "session_id")  # noqa: B009
             for transcript in self._transcripts.get(session_id, ()):
                 transcript.add(getattr(params, "update"))  # noqa: B009

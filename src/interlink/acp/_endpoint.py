@@ -49,11 +49,11 @@ PROFILE = Profile(
 class AcpCodec(ValueCodec):
     """Params and results through the ACP codec: unknown fields and variants survive."""
 
-    def decode(self, type_: object, data: bytes) -> object:
+    def decode(self, type_: object, data: bytes | msgspec.Raw) -> object:
         return _codec.decode(type_, data)
 
-    def encode(self, value: object) -> object:
-        return _codec.encode_raw(value)
+    def encode_message(self, message: object) -> bytes:
+        return _codec.encode(message) + b"\n"
 
 
 CODEC = AcpCodec()
@@ -204,7 +204,7 @@ class Endpoint:
         spec = self.sent.get(method)
         if spec is None:
             raise MethodNotFound(data={"method": method})
-        if not gate_open(spec.gate, self._peer_caps):
+        if spec.gate and not gate_open(spec.gate, self._peer_caps):
             raise MethodNotFound(
                 f"the peer did not advertise {'/'.join(spec.gate[0][1:])}",
                 {"method": method},

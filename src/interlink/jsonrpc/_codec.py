@@ -79,6 +79,7 @@ _envelopes_decoder = msgspec.json.Decoder(list[_Envelope])
 _encoder = msgspec.json.Encoder()
 _NULL = b"null"
 _STRUCTURED_STARTS = frozenset(b"{[")
+_N = ord("n")
 _WHITESPACE = b" \t\r\n"
 
 
@@ -94,10 +95,10 @@ def _classify(env: _Envelope) -> AnyMessage | Invalid:
         return _invalid('"jsonrpc" must be "2.0"', readable_id)
     params = env.params
     if params is not _UNSET:
-        first = bytes(params)[:1]
-        if first == b"n":  # "params": null is taken as no params
+        first = memoryview(params)[0]  # Raw holds the value without surrounding space
+        if first == _N:  # "params": null is taken as no params
             params = _UNSET
-        elif first[0] not in _STRUCTURED_STARTS:
+        elif first not in _STRUCTURED_STARTS:
             return _invalid('"params" must be an object or an array', readable_id)
     method = env.method
     if method is not _UNSET:
@@ -231,17 +232,18 @@ def _decoder(type_: object) -> msgspec.json.Decoder[object]:
 class ValueCodec:
     """How a protocol's params and results become JSON and back.
 
-    The default decodes with one cached msgspec decoder per type and hands values to the
-    envelope encoder as they are. A protocol whose types need more (ACP keeps unknown
-    fields and variants) subclasses it; `decode` raises `msgspec.ValidationError` on
-    values that do not fit the type.
+    The default decodes with one cached msgspec decoder per type and encodes a whole
+    message (envelope and values) in one pass. A protocol whose types need more (ACP
+    keeps unknown fields and variants) subclasses it; `decode` raises
+    `msgspec.ValidationError` on values that do not fit the type.
     """
 
-    def decode(self, type_: object, data: bytes) -> object:
+    def decode(self, type_: object, data: bytes | msgspec.Raw) -> object:
         return _decoder(type_).decode(data)
 
-    def encode(self, value: object) -> object:
-        return value
+    def encode_message(self, message: object) -> bytes:
+        """One NDJSON frame for an outgoing message carrying the protocol's values."""
+        return encode_line(message)
 
 
 DEFAULT_CODEC = ValueCodec()
@@ -258,7 +260,7 @@ def decode_params(
     if params is _UNSET:
         data = b"{}" if isinstance(type_, type) and issubclass(type_, msgspec.Struct) else _NULL
     else:
-        data = bytes(params)
+        data = params
     try:
         return cast(T, codec.decode(type_, data))
     except msgspec.ValidationError as exc:
@@ -272,7 +274,7 @@ def decode_result(result: msgspec.Raw, type_: type[T], codec: ValueCodec = DEFAU
     fault, and the caller's await is where it surfaces).
     """
     try:
-        return cast(T, codec.decode(type_, bytes(result)))
+        return cast(T, codec.decode(type_, result))
     except msgspec.ValidationError as exc:
         raise InvalidResult(str(exc)) from None
 
