@@ -97,3 +97,17 @@ def test_a_code_cannot_be_claimed_twice() -> None:
 
         class Clash(RpcError):
             CODE = -32601
+
+
+def test_each_protocol_has_its_own_code_table() -> None:
+    class NotCancelable(RpcError):
+        PROTOCOL = "test-protocol"
+        CODE = -32002  # the core's ResourceNotFound code, another meaning here
+        MESSAGE = "Task cannot be canceled"
+
+    wire = ErrorObject(code=-32002, message="m")
+    assert type(RpcError.from_error_object(wire)) is ResourceNotFound
+    assert type(RpcError.from_error_object(wire, "test-protocol")) is NotCancelable
+    # codes the protocol does not define fall back to the core's
+    fallback = RpcError.from_error_object(ErrorObject(code=-32601, message="m"), "test-protocol")
+    assert type(fallback) is MethodNotFound

@@ -34,7 +34,8 @@ __all__ = [
 ]
 
 
-_REGISTRY: dict[int, type[RpcError]] = {}
+# code -> class, per protocol: A2A's -32002 is not ACP's -32002. "" is the core's.
+_REGISTRIES: dict[str, dict[int, type[RpcError]]] = {"": {}}
 
 
 class RpcError(Exception):
@@ -47,6 +48,8 @@ class RpcError(Exception):
 
     CODE: ClassVar[int] = 0
     MESSAGE: ClassVar[str] = "Error"
+    #: the protocol whose code table the class belongs to ("" = the core's)
+    PROTOCOL: ClassVar[str] = ""
 
     def __init__(
         self,
@@ -63,13 +66,14 @@ class RpcError(Exception):
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         if "CODE" in cls.__dict__:
-            existing = _REGISTRY.get(cls.CODE)
+            registry = _REGISTRIES.setdefault(cls.PROTOCOL, {})
+            existing = registry.get(cls.CODE)
             if existing is not None and not issubclass(cls, existing):
                 raise TypeError(
                     f"JSON-RPC error code {cls.CODE} is already registered by "
                     f"{existing.__qualname__}"
                 )
-            _REGISTRY[cls.CODE] = cls
+            registry[cls.CODE] = cls
 
     def __repr__(self) -> str:
         data = "" if self.data is msgspec.UNSET else f", data={self.data!r}"
@@ -91,12 +95,13 @@ class RpcError(Exception):
         return RpcError.from_error_object(response.error)
 
     @staticmethod
-    def from_error_object(error: ErrorObject) -> RpcError:
-        """Rebuild the exception a peer's error object stands for.
+    def from_error_object(error: ErrorObject, protocol: str = "") -> RpcError:
+        """Rebuild the exception a peer's error object stands for, looking the code up in
+        `protocol`'s table first, then in the core's.
 
         A code no class claims gives a plain `RpcError` that keeps the code.
         """
-        cls = _REGISTRY.get(error.code)
+        cls = _REGISTRIES.get(protocol, {}).get(error.code) or _REGISTRIES[""].get(error.code)
         if cls is None:
             return RpcError(error.message, error.data, code=error.code)
         exc = cls.__new__(cls)
