@@ -1,0 +1,193 @@
+"""The agent author's API: `AgentExecutor`, its `RequestContext`, and `TaskUpdater`.
+
+An executor gets the request's context and an `EventSink` and publishes, in order,
+either one `Message` (a direct answer: no task is kept), or the task's events: status
+updates and artifact updates (a `Task` first is allowed, to set the initial snapshot).
+The server checks the sequence (nothing after a terminal state, no message after task
+events), stores every event before anyone sees it, and streams it to subscribers. An
+exception in `execute` fails the task with the exception as the reason.
+
+`TaskUpdater` writes those events for you, so a common agent is a dozen lines::
+
+    class Echo(AgentExecutor):
+        async def execute(self, context, events):
+            task = TaskUpdater(context, events)
+            await task.working()
+            await task.add_artifact(text=context.text, name="echo")
+            await task.complete()
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import ClassVar, Protocol
+
+from interlink.a2a._types import (
+    Artifact,
+    Message,
+    Part,
+    Role,
+    SendMessageConfiguration,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
+
+__all__ = [
+    "AgentExecutor",
+    "Event",
+    "EventSink",
+    "InvalidEventSequence",
+    "RequestContext",
+    "TaskUpdater",
+    "new_id",
+]
+
+Event = Message | Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+class InvalidEventSequence(Exception):
+    """An executor published an event that cannot follow the previous ones."""
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    """What an executor knows about the request it serves."""
+
+    message: Message
+    """The incoming message (ids filled in: `task_id` and `context_id` are set)."""
+    task_id: str
+    context_id: str
+    task: Task | None
+    """The task before this message: `None` for a new task."""
+    principal: str = ""
+    """The authenticated caller ("" when the agent has no authentication)."""
+    tenant: str = ""
+    extensions: frozenset[str] = frozenset()
+    """Extensions the caller activated (`A2A-Extensions`) that this agent supports."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    configuration: SendMessageConfiguration | None = None
+    metadata: dict[str, object] | None = None
+
+    @property
+    def text(self) -> str:
+        """The text parts of the message, joined."""
+        return "".join(part.text for part in self.message.parts if isinstance(part.text, str))
+
+
+class EventSink(Protocol):
+    """Where an executor publishes its events (`events` in `execute`)."""
+
+    async def publish(self, event: Event) -> None: ...
+
+
+class AgentExecutor:
+    """Subclass and implement `execute`; override `cancel` to stop work your own way."""
+
+    #: re-run `execute` for tasks that were running when the server stopped, instead of
+    #: failing them at start-up
+    resumable: ClassVar[bool] = False
+
+    async def execute(self, context: RequestContext, events: EventSink) -> None:
+        raise NotImplementedError
+
+    async def cancel(self, context: RequestContext, events: EventSink) -> None:
+        """Called by `CancelTask` on a running task; the default publishes CANCELED
+        (the running `execute` is then cancelled by the server)."""
+        await TaskUpdater(context, events).cancel()
+
+
+class TaskUpdater:
+    """Publishes a task's status and artifact events with the right ids and times."""
+
+    def __init__(self, context: RequestContext, events: EventSink) -> None:
+        self.context = context
+        self.events = events
+        self.task_id = context.task_id
+        self.context_id = context.context_id
+
+    def message(self, text: str | None = None, *, parts: Sequence[Part] = ()) -> Message:
+        """An agent message of this task (for a status or a direct answer)."""
+        all_parts = [*parts] if text is None else [Part(text=text), *parts]
+        return Message(
+            message_id=new_id(),
+            context_id=self.context_id,
+            task_id=self.task_id,
+            role=Role.ROLE_AGENT,
+            parts=all_parts,
+        )
+
+    async def _status(self, state: TaskState, message: Message | str | None) -> None:
+        if isinstance(message, str):
+            message = self.message(message)
+        await self.events.publish(
+            TaskStatusUpdateEvent(
+                task_id=self.task_id,
+                context_id=self.context_id,
+                status=TaskStatus(state=state, message=message, timestamp=datetime.now(UTC)),
+            )
+        )
+
+    async def submit(self, message: Message | str | None = None) -> None:
+        await self._status(TaskState.TASK_STATE_SUBMITTED, message)
+
+    async def working(self, message: Message | str | None = None) -> None:
+        await self._status(TaskState.TASK_STATE_WORKING, message)
+
+    async def complete(self, message: Message | str | None = None) -> None:
+        await self._status(TaskState.TASK_STATE_COMPLETED, message)
+
+    async def failed(self, message: Message | str | None = None) -> None:
+        await self._status(TaskState.TASK_STATE_FAILED, message)
+
+    async def reject(self, message: Message | str | None = None) -> None:
+        await self._status(TaskState.TASK_STATE_REJECTED, message)
+
+    async def cancel(self, message: Message | str | None = None) -> None:
+        await self._status(TaskState.TASK_STATE_CANCELED, message)
+
+    async def requires_input(self, message: Message | str | None = None) -> None:
+        await self._status(TaskState.TASK_STATE_INPUT_REQUIRED, message)
+
+    async def requires_auth(self, message: Message | str | None = None) -> None:
+        await self._status(TaskState.TASK_STATE_AUTH_REQUIRED, message)
+
+    async def add_artifact(
+        self,
+        parts: Sequence[Part] = (),
+        *,
+        text: str | None = None,
+        artifact_id: str | None = None,
+        name: str = "",
+        append: bool = False,
+        last_chunk: bool = False,
+        metadata: dict[str, object] | None = None,
+    ) -> str:
+        """Publish an artifact (or, with `append=True`, more parts of one); returns its id."""
+        artifact_id = artifact_id or new_id()
+        all_parts = [*parts] if text is None else [*parts, Part(text=text)]
+        await self.events.publish(
+            TaskArtifactUpdateEvent(
+                task_id=self.task_id,
+                context_id=self.context_id,
+                artifact=Artifact(
+                    artifact_id=artifact_id, name=name, parts=all_parts, metadata=metadata
+                ),
+                append=append,
+                last_chunk=last_chunk,
+            )
+        )
+        return artifact_id
+
+    async def reply(self, text: str | None = None, *, parts: Sequence[Part] = ()) -> None:
+        """Answer with a direct `Message` instead of a task (only as the first event)."""
+        await self.events.publish(self.message(text, parts=parts))

@@ -1,0 +1,353 @@
+"""The A2A JSON-RPC binding over HTTP, as a plain ASGI application.
+
+`POST {rpc_path}`: one JSON-RPC request (batches are refused); HTTP 200 with a JSON-RPC
+answer, or `text/event-stream` for the streaming methods, where each event is
+`id: <sequence>` and `data: <JSON-RPC response>`. An error before the first event is a
+plain JSON answer; after it, an SSE event carrying the error, then the end. Comments
+keep idle streams alive every `keepalive` seconds. A client that stops reading does not
+slow anything: its bounded queue overflows and its stream ends (it resumes with
+`Last-Event-ID`). `GET /.well-known/agent-card.json`: the card, with `Cache-Control`,
+`ETag` and `Last-Modified`. `A2A-Version` (header or query) and `A2A-Extensions` are
+checked on every call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from email.utils import formatdate
+from typing import cast
+from urllib.parse import parse_qs
+
+import msgspec
+
+from interlink.a2a import _codec
+from interlink.a2a._errors import ExtensionSupportRequired, VersionNotSupported, bad_request
+from interlink.a2a._methods import METHODS
+from interlink.a2a._server import A2AServer, Call, Stream
+from interlink.a2a._types import Empty
+from interlink.jsonrpc import (
+    Invalid,
+    InvalidRequest,
+    MethodNotFound,
+    Notification,
+    Request,
+    RpcError,
+    decode,
+    encode,
+    oversize,
+)
+
+__all__ = ["A2AApp", "SUPPORTED_VERSIONS"]
+
+logger = logging.getLogger("interlink.a2a")
+
+SUPPORTED_VERSIONS = ("1.0",)
+CARD_PATH = "/.well-known/agent-card.json"
+
+Scope = MutableMapping[str, object]
+Message = MutableMapping[str, object]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+_JSON = [(b"content-type", b"application/json")]
+_SSE = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+_KEEPALIVE = {"type": "http.response.body", "body": b": keep-alive\n\n", "more_body": True}
+
+
+class _Disconnected(Exception):
+    pass
+
+
+class A2AApp:
+    """ASGI application serving one `A2AServer` (mountable under any prefix)."""
+
+    def __init__(
+        self,
+        server: A2AServer,
+        *,
+        rpc_path: str = "/",
+        max_body: int = 16 * 1024 * 1024,
+        keepalive: float = 15.0,
+    ) -> None:
+        self.server = server
+        self.rpc_path = rpc_path
+        self.max_body = max_body
+        self.keepalive = keepalive
+        self._card = _codec.encode(server.card)
+        self._etag = b'"' + hashlib.sha256(self._card).hexdigest()[:32].encode() + b'"'
+        self._modified = formatdate(usegmt=True).encode()
+        extensions = server.card.capabilities.extensions
+        self._supported_extensions = {e.uri for e in extensions}
+        self._required_extensions = {e.uri for e in extensions if e.required}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "lifespan":
+            await self._lifespan(receive, send)
+        elif kind == "http":
+            path = cast(str, scope["path"])
+            method = scope["method"]
+            if path == self.rpc_path and method == "POST":
+                await self._rpc(scope, receive, send)
+            elif path == CARD_PATH and method in ("GET", "HEAD"):
+                await self._card_response(scope, send)
+            else:
+                await _plain(send, 404, b'{"error":"not found"}')
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self.server.startup()
+                except Exception as exc:
+                    logger.exception("A2A server start-up failed")
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.server.shutdown()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _card_response(self, scope: Scope, send: Send) -> None:
+        headers = _headers(scope)
+        common = [
+            (b"cache-control", b"public, max-age=300"),
+            (b"etag", self._etag),
+            (b"last-modified", self._modified),
+        ]
+        if headers.get("if-none-match", "").encode() == self._etag:
+            await send({"type": "http.response.start", "status": 304, "headers": common})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": [*_JSON, *common]})
+        await send({"type": "http.response.body", "body": self._card})
+
+    # -- JSON-RPC ---------------------------------------------------------------------
+
+    async def _rpc(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = await _read_body(receive, self.max_body)
+        if body is None:
+            error = oversize(self.max_body + 1, self.max_body).response()
+            await _plain(send, 413, encode(error))
+            return
+        message = decode(body)
+        if isinstance(message, Invalid):
+            await _plain(send, 200, encode(message.response()))
+            return
+        if isinstance(message, Notification):  # never answered, not even with an error
+            await send({"type": "http.response.start", "status": 204, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        if not isinstance(message, Request):
+            refusal = InvalidRequest(data={"detail": "a response is not a request"})
+            await _plain(send, 200, encode(refusal.to_response(getattr(message, "id", None))))
+            return
+        headers = _headers(scope)
+        extra: list[tuple[bytes, bytes]] = []
+        try:
+            call = self._call(scope, headers)
+            if call.extensions:
+                extra.append((b"a2a-extensions", ", ".join(sorted(call.extensions)).encode()))
+            result = await self._dispatch(message, call, headers)
+        except RpcError as exc:
+            await _plain(send, 200, encode(exc.to_response(message.id)), extra)
+            return
+        except Exception:
+            logger.exception("A2A method %s failed", message.method)
+            await _plain(send, 200, encode(RpcError.internal_error().to_response(message.id)))
+            return
+        if isinstance(result, bytes):
+            await _plain(send, 200, _envelope(message.id, result), extra)
+        else:
+            await self._stream(message.id, result, receive, send, extra)
+
+    def _call(self, scope: Scope, headers: dict[str, str]) -> Call:
+        version = headers.get("a2a-version", "").strip()
+        if not version:
+            query = parse_qs(cast(bytes, scope.get("query_string", b"")).decode("latin-1"))
+            version = (query.get("A2A-Version") or query.get("a2a-version") or [""])[0].strip()
+        version = version or "0.3"
+        if version not in SUPPORTED_VERSIONS:
+            raise VersionNotSupported(
+                f"A2A version {version!r} is not supported; this server speaks "
+                f"{', '.join(SUPPORTED_VERSIONS)}",
+                supported=",".join(SUPPORTED_VERSIONS),
+            )
+        requested = {u.strip() for u in headers.get("a2a-extensions", "").split(",") if u.strip()}
+        missing = self._required_extensions - requested
+        if missing:
+            raise ExtensionSupportRequired(
+                f"activate the required extension(s): {', '.join(sorted(missing))}",
+                extensions=",".join(sorted(missing)),
+            )
+        return Call(extensions=frozenset(requested & self._supported_extensions), headers=headers)
+
+    async def _dispatch(
+        self, request: Request[msgspec.Raw], call: Call, headers: dict[str, str]
+    ) -> bytes | Stream:
+        method = METHODS.get(request.method)
+        if method is None:
+            raise MethodNotFound(data={"method": request.method})
+        raw = b"{}" if request.params is msgspec.UNSET else bytes(request.params)
+        try:
+            params = _codec.decode(method.params, raw)
+        except _codec.ValidationError as exc:
+            raise bad_request((v.field, v.description) for v in exc.violations) from None
+        server = self.server
+        name = request.method
+        result: object
+        if name == "SendMessage":
+            result = await server.send_message(params, call)  # type: ignore[arg-type]
+        elif name == "SendStreamingMessage":
+            return await server.stream_message(params, call)  # type: ignore[arg-type]
+        elif name == "SubscribeToTask":
+            last = headers.get("last-event-id", "").strip()
+            resume = int(last) if last.isdigit() else None
+            return await server.subscribe(params, call, resume)  # type: ignore[arg-type]
+        elif name == "GetTask":
+            result = await server.get_task(params, call)  # type: ignore[arg-type]
+        elif name == "ListTasks":
+            result = await server.list_tasks(params, call)  # type: ignore[arg-type]
+        elif name == "CancelTask":
+            result = await server.cancel_task(params, call)  # type: ignore[arg-type]
+        elif name == "CreateTaskPushNotificationConfig":
+            result = await server.create_push_config(params, call)  # type: ignore[arg-type]
+        elif name == "GetTaskPushNotificationConfig":
+            result = await server.get_push_config(params, call)  # type: ignore[arg-type]
+        elif name == "ListTaskPushNotificationConfigs":
+            result = await server.list_push_configs(params, call)  # type: ignore[arg-type]
+        elif name == "DeleteTaskPushNotificationConfig":
+            await server.delete_push_config(params, call)  # type: ignore[arg-type]
+            return b"null"
+        elif name == "GetExtendedAgentCard":
+            result = await server.get_extended_card(call)
+        else:  # pragma: no cover - METHODS and this dispatch are kept in step by a test
+            raise MethodNotFound(data={"method": name})
+        if isinstance(result, Empty):
+            return b"null"
+        assert isinstance(result, msgspec.Struct)
+        return _codec.encode(result)
+
+    # -- SSE ---------------------------------------------------------------------------
+
+    async def _stream(
+        self,
+        id: object,
+        stream: Stream,
+        receive: Receive,
+        send: Send,
+        extra: list[tuple[bytes, bytes]],
+    ) -> None:
+        id_json = msgspec.json.encode(id)
+        events = aiter(stream)
+        try:
+            first = await anext(events)
+        except StopAsyncIteration:
+            first = None
+        except RpcError as exc:
+            await _plain(send, 200, encode(exc.to_response(id)))  # type: ignore[arg-type]
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": [*_SSE, *extra]})
+        watcher = asyncio.create_task(_watch_disconnect(receive))
+        try:
+            if first is not None:
+                await _event(send, first, id_json)
+                while True:
+                    next_event = asyncio.ensure_future(anext(events))
+                    try:
+                        while True:
+                            done, _ = await asyncio.wait(
+                                {next_event, watcher},
+                                timeout=self.keepalive,
+                                return_when=asyncio.FIRST_COMPLETED,
+                            )
+                            if watcher in done:
+                                raise _Disconnected()
+                            if next_event in done:
+                                break
+                            await send(_KEEPALIVE)
+                        item = next_event.result()
+                    except StopAsyncIteration:
+                        break
+                    finally:
+                        if not next_event.done():
+                            next_event.cancel()
+                            with contextlib.suppress(BaseException):
+                                await next_event
+                    await _event(send, item, id_json)
+        except _Disconnected:
+            pass
+        except RpcError as exc:
+            error = encode(exc.to_response(id))  # type: ignore[arg-type]
+            body = b"event: error\ndata: " + error + b"\n\n"
+            with contextlib.suppress(OSError):
+                await send({"type": "http.response.body", "body": body, "more_body": True})
+        except OSError:
+            pass
+        finally:
+            watcher.cancel()
+            with contextlib.suppress(BaseException):
+                await watcher
+            with contextlib.suppress(BaseException):
+                await events.aclose()  # type: ignore[attr-defined]
+        with contextlib.suppress(OSError):
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _envelope(id: object, result: bytes) -> bytes:
+    return b'{"jsonrpc":"2.0","id":' + msgspec.json.encode(id) + b',"result":' + result + b"}"
+
+
+async def _event(send: Send, item: tuple[int | None, bytes], id_json: bytes) -> None:
+    seq, payload = item
+    head = b"" if seq is None else b"id: " + str(seq).encode() + b"\n"
+    body = head + b'data: {"jsonrpc":"2.0","id":' + id_json + b',"result":' + payload + b"}\n\n"
+    await send({"type": "http.response.body", "body": body, "more_body": True})
+
+
+async def _watch_disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    """The request body, or `None` when it is larger than `limit` (reading stops there)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = cast(bytes, message.get("body", b""))
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    raw = cast(list[tuple[bytes, bytes]], scope.get("headers", []))
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw}
+
+
+async def _plain(
+    send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    headers = [*_JSON, (b"content-length", str(len(body)).encode()), *(extra or [])]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,340 @@
+"""Running tasks: executor events -> checked -> stored -> streamed.
+
+Theory of operation. A task that has a running executor, or streams attached, is *live*:
+one `LiveTask` holds its snapshot, version and sequence number, its subscriptions and the
+executor's asyncio task. Every event goes through `LiveTask.publish` under the task's
+lock: `apply` checks it against the task's state and yields the new snapshot and the
+`StreamResponse`s to log; the store appends them in one transaction (compare-and-set on
+the version); only then are they pushed to subscriptions and waiters woken. So what a
+client sees was stored first, and every stream of a task sees the same events in the
+same order. A subscription has a bounded queue: one that falls behind is cut off (it
+resumes by `Last-Event-ID`), never slowing the executor or other streams. A task whose
+executor returned and that has no streams is dropped from memory: idle interrupted tasks
+are only rows in the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import msgspec
+
+from interlink.a2a import _codec
+from interlink.a2a._executor import (
+    AgentExecutor,
+    Event,
+    InvalidEventSequence,
+    RequestContext,
+    TaskUpdater,
+)
+from interlink.a2a._store import TERMINAL_STATES, TaskRow, TaskStore
+from interlink.a2a._types import (
+    Message,
+    StreamResponse,
+    Task,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
+
+__all__ = ["INTERRUPTED_STATES", "LiveTask", "Subscription", "apply", "micros", "task_row"]
+
+logger = logging.getLogger("interlink.a2a")
+
+INTERRUPTED_STATES = frozenset({"TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"})
+
+
+def micros(moment: datetime | None) -> int:
+    moment = moment or datetime.now(UTC)
+    return int(moment.timestamp() * 1_000_000)
+
+
+def task_row(
+    task: Task, *, tenant: str, owner: str, version: int = 0, last_seq: int = 0
+) -> TaskRow:
+    return TaskRow(
+        tenant=tenant,
+        task_id=task.id,
+        context_id=task.context_id,
+        owner=owner,
+        state=str(task.status.state),
+        status_time=micros(task.status.timestamp),
+        version=version,
+        last_seq=last_seq,
+        task=_codec.encode(task),
+    )
+
+
+def _with_user_message(task: Task, message: Message) -> Task:
+    if any(m.message_id == message.message_id for m in task.history if message.message_id):
+        return task
+    return msgspec.structs.replace(task, history=[*task.history, message])
+
+
+def apply(
+    task: Task | None, event: Event, context: RequestContext
+) -> tuple[Task, list[StreamResponse]]:
+    """The task after `event`, and the stream events to log. Raises
+    `InvalidEventSequence` for an event that cannot follow."""
+    now = datetime.now(UTC)
+    if task is None:
+        if isinstance(event, Message):
+            raise InvalidEventSequence("a direct message is handled before any task exists")
+        if isinstance(event, Task):
+            if event.id not in ("", context.task_id) or event.context_id not in (
+                "",
+                context.context_id,
+            ):
+                raise InvalidEventSequence("the task's ids differ from the request's")
+            status = event.status
+            if status.timestamp is None:
+                status = msgspec.structs.replace(status, timestamp=now)
+            first = msgspec.structs.replace(
+                event, id=context.task_id, context_id=context.context_id, status=status
+            )
+            first = _with_user_message(first, context.message)
+            return first, [StreamResponse(task=first)]
+        first = Task(
+            id=context.task_id,
+            context_id=context.context_id,
+            status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED, timestamp=now),
+            history=[context.message],
+        )
+        task, events = apply(first, event, context)
+        return task, [StreamResponse(task=first), *events]
+    state = str(task.status.state)
+    if state in TERMINAL_STATES:
+        raise InvalidEventSequence(f"the task is already {state}; no event may follow")
+    if isinstance(event, Message):
+        raise InvalidEventSequence("a message cannot follow task events; use a status message")
+    if isinstance(event, Task):
+        raise InvalidEventSequence("a Task can only be the first event")
+    if event.task_id not in ("", task.id) or event.context_id not in ("", task.context_id):
+        raise InvalidEventSequence("the event's ids differ from the task's")
+    if isinstance(event, TaskStatusUpdateEvent):
+        status = event.status
+        if status.timestamp is None:
+            status = msgspec.structs.replace(status, timestamp=now)
+        history = task.history
+        if status.message is not None:
+            history = [*history, status.message]
+        task = msgspec.structs.replace(task, status=status, history=history)
+        logged = msgspec.structs.replace(
+            event, task_id=task.id, context_id=task.context_id, status=status
+        )
+        return task, [StreamResponse(status_update=logged)]
+    artifact = event.artifact
+    artifacts = list(task.artifacts)
+    for i, existing in enumerate(artifacts):
+        if existing.artifact_id == artifact.artifact_id:
+            if event.append:
+                artifact = msgspec.structs.replace(
+                    existing, parts=[*existing.parts, *artifact.parts]
+                )
+            artifacts[i] = artifact
+            break
+    else:
+        artifacts.append(artifact)
+    task = msgspec.structs.replace(task, artifacts=artifacts)
+    logged_artifact = msgspec.structs.replace(event, task_id=task.id, context_id=task.context_id)
+    return task, [StreamResponse(artifact_update=logged_artifact)]
+
+
+class Subscription:
+    """One stream's queue of `(seq, StreamResponse bytes)`; bounded, so a slow reader is
+    cut off (`overflowed`) instead of holding everyone up."""
+
+    def __init__(self, limit: int, *, close_on_interrupt: bool) -> None:
+        self.limit = limit
+        self.close_on_interrupt = close_on_interrupt
+        self.items: deque[tuple[int, bytes]] = deque()
+        self.ready = asyncio.Event()
+        self.closed = False
+        self.overflowed = False
+
+    def push(self, seq: int, payload: bytes) -> None:
+        if self.closed:
+            return
+        if len(self.items) >= self.limit:
+            self.overflowed = True
+            self.closed = True
+        else:
+            self.items.append((seq, payload))
+        self.ready.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self.ready.set()
+
+    async def next(self) -> tuple[int, bytes] | None:
+        """The next event, or `None` when the stream is over."""
+        while True:
+            if self.items and not self.overflowed:
+                return self.items.popleft()
+            if self.closed:
+                return None
+            self.ready.clear()
+            await self.ready.wait()
+
+
+class LiveTask:
+    """A task in memory while its executor runs or streams are attached."""
+
+    def __init__(
+        self,
+        store: TaskStore,
+        *,
+        tenant: str,
+        task_id: str,
+        context_id: str,
+        owner: str,
+        row: TaskRow | None = None,
+    ) -> None:
+        self.store = store
+        self.tenant = tenant
+        self.task_id = task_id
+        self.context_id = context_id
+        self.owner = owner
+        self.task: Task | None = None if row is None else _codec.decode(Task, row.task)
+        self.version = 0 if row is None else row.version
+        self.last_seq = 0 if row is None else row.last_seq
+        self.subscriptions: set[Subscription] = set()
+        self.runner: asyncio.Task[None] | None = None
+        self.direct_message: Message | None = None
+        self.failure: BaseException | None = None
+        self.cancel_requested = False
+        self.lock = asyncio.Lock()
+        self.changed = asyncio.Condition()
+
+    @property
+    def state(self) -> str:
+        return "" if self.task is None else str(self.task.status.state)
+
+    @property
+    def running(self) -> bool:
+        return self.runner is not None and not self.runner.done()
+
+    # -- events ---------------------------------------------------------------------
+
+    async def publish(self, event: Event, context: RequestContext) -> None:
+        async with self.lock:
+            if isinstance(event, Message) and self.task is None:
+                if self.direct_message is not None:
+                    raise InvalidEventSequence("only one direct message may be published")
+                self.direct_message = event
+                payload = _codec.encode(StreamResponse(message=event))
+                for sub in self.subscriptions:
+                    sub.push(0, payload)
+                    sub.close()
+                await self._notify()
+                return
+            if self.direct_message is not None:
+                raise InvalidEventSequence("no event may follow a direct message")
+            task, responses = apply(self.task, event, context)
+            await self._store(task, responses)
+
+    async def update_snapshot(self, task: Task) -> None:
+        """Store a snapshot change that is no stream event (a follow-up's user message)."""
+        async with self.lock:
+            await self._store(task, [])
+
+    async def _store(self, task: Task, responses: list[StreamResponse]) -> None:
+        payloads = [_codec.encode(r) for r in responses]
+        if self.version == 0:
+            row = await self.store.create(
+                task_row(task, tenant=self.tenant, owner=self.owner), payloads
+            )
+        else:
+            row = await self.store.append(
+                self.tenant,
+                self.task_id,
+                expected_version=self.version,
+                task=_codec.encode(task),
+                state=str(task.status.state),
+                status_time=micros(task.status.timestamp),
+                events=payloads,
+            )
+        first_seq = self.last_seq + 1
+        self.task, self.version, self.last_seq = task, row.version, row.last_seq
+        for offset, payload in enumerate(payloads):
+            for sub in self.subscriptions:
+                sub.push(first_seq + offset, payload)
+        if self.state in TERMINAL_STATES:
+            for sub in self.subscriptions:
+                sub.close()
+        await self._notify()
+
+    async def _notify(self) -> None:
+        async with self.changed:
+            self.changed.notify_all()
+
+    async def wait_for(self, predicate: Callable[[LiveTask], bool]) -> None:
+        async with self.changed:
+            await self.changed.wait_for(lambda: predicate(self))
+
+    # -- the executor -------------------------------------------------------------------
+
+    def start(self, executor: AgentExecutor, context: RequestContext) -> None:
+        self.runner = asyncio.create_task(
+            self._run(executor, context), name=f"a2a-task-{self.task_id}"
+        )
+
+    async def _run(self, executor: AgentExecutor, context: RequestContext) -> None:
+        sink = _Sink(self, context)
+        try:
+            await executor.execute(context, sink)
+        except asyncio.CancelledError:
+            if not self.cancel_requested:
+                raise
+        except Exception as exc:
+            logger.exception("executor failed on task %s", self.task_id)
+            await self._fail(context, f"the agent failed: {type(exc).__name__}: {exc}", exc)
+        finally:
+            with contextlib.suppress(Exception):
+                await self._finish(context)
+
+    async def _fail(self, context: RequestContext, reason: str, exc: BaseException) -> None:
+        if self.task is None and self.direct_message is None:
+            self.failure = exc
+            await self._notify()
+        elif self.task is not None and self.state not in TERMINAL_STATES:
+            updater = TaskUpdater(context, _Sink(self, context))
+            await updater.failed(reason)
+
+    async def _finish(self, context: RequestContext) -> None:
+        if self.cancel_requested and self.task is not None and self.state not in TERMINAL_STATES:
+            await TaskUpdater(context, _Sink(self, context)).cancel()
+        if self.task is not None and self.state not in TERMINAL_STATES | INTERRUPTED_STATES:
+            await self._fail(
+                context, "the agent returned without finishing the task", RuntimeError()
+            )
+        if self.task is None and self.direct_message is None and self.failure is None:
+            self.failure = InvalidEventSequence("the agent published nothing")
+        for sub in list(self.subscriptions):
+            if sub.close_on_interrupt or self.task is None:
+                sub.close()
+        await self._notify()
+
+    def subscribe(self, limit: int, *, close_on_interrupt: bool) -> Subscription:
+        sub = Subscription(limit, close_on_interrupt=close_on_interrupt)
+        self.subscriptions.add(sub)
+        return sub
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        self.subscriptions.discard(sub)
+
+
+class _Sink:
+    """The `events` an executor publishes to."""
+
+    def __init__(self, live: LiveTask, context: RequestContext) -> None:
+        self._live = live
+        self._context = context
+
+    async def publish(self, event: Event) -> None:
+        await self._live.publish(event, self._context)

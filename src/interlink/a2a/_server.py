@@ -1,0 +1,532 @@
+"""The A2A request handler: every JSON-RPC method of the 1.0 binding, transport-free.
+
+`A2AServer` takes decoded params and a `Call` (who is asking, for which tenant, with
+which extensions) and returns typed results, or async iterators of
+`(sequence number, StreamResponse bytes)` for the streaming methods. The HTTP layer
+(`_http`) turns those into JSON-RPC responses and Server-Sent Events.
+
+Rules (DECISIONS.md): follow-ups take the context id from the task (both given and
+different: -32602); unknown or invisible task: -32001; message to a terminal task:
+-32004; `historyLength` unset = all, 0 = none, n = last n, negative = -32602; cancel
+is idempotent on CANCELED and -32002 on other terminal states; every task operation
+passes `authorize(principal, row, operation)` and not-visible looks like not-found.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+
+import msgspec
+
+from interlink.a2a import _codec
+from interlink.a2a._errors import (
+    ExtendedAgentCardNotConfigured,
+    InvalidAgentResponse,
+    PushNotificationNotSupported,
+    TaskNotCancelable,
+    TaskNotFound,
+    UnsupportedOperation,
+    bad_request,
+)
+from interlink.a2a._executor import AgentExecutor, RequestContext, TaskUpdater, new_id
+from interlink.a2a._runtime import INTERRUPTED_STATES, LiveTask, Subscription, micros
+from interlink.a2a._store import TERMINAL_STATES, TaskRow, TaskStore
+from interlink.a2a._types import (
+    AgentCard,
+    CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest,
+    GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest,
+    ListTasksResponse,
+    Message,
+    SendMessageRequest,
+    SendMessageResponse,
+    StreamResponse,
+    SubscribeToTaskRequest,
+    Task,
+    TaskPushNotificationConfig,
+    TaskState,
+)
+
+__all__ = ["A2AServer", "Authorize", "Call", "owner_only"]
+
+logger = logging.getLogger("interlink.a2a")
+
+Authorize = Callable[[str, TaskRow, str], bool]
+"""`authorize(principal, task row, operation) -> allowed`; operation is the method name."""
+
+
+def owner_only(principal: str, row: TaskRow, operation: str) -> bool:
+    """The default: a task belongs to the principal that created it."""
+    return row.owner == principal
+
+
+@dataclass(frozen=True)
+class Call:
+    """Who is calling, and how."""
+
+    principal: str = ""
+    tenant: str = ""
+    extensions: frozenset[str] = frozenset()
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+Stream = AsyncIterator[tuple[int | None, bytes]]
+"""Events of a stream: (SSE id or None, StreamResponse ProtoJSON)."""
+
+
+class A2AServer:
+    """Serves one agent: its card, its executor, its store."""
+
+    def __init__(
+        self,
+        executor: AgentExecutor,
+        card: AgentCard,
+        store: TaskStore,
+        *,
+        extended_card: AgentCard | None = None,
+        authorize: Authorize = owner_only,
+        stream_queue_limit: int = 1024,
+    ) -> None:
+        self.executor = executor
+        self.card = card
+        self.store = store
+        self.extended_card = extended_card
+        self.authorize = authorize
+        self.stream_queue_limit = stream_queue_limit
+        self.live: dict[tuple[str, str], LiveTask] = {}
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    async def startup(self) -> None:
+        """Open the store; tasks that were running when the process died are failed with
+        a reason, or re-run when the executor is resumable."""
+        await self.store.open()
+        for row in await self.store.active():
+            live = self._live(row.tenant, row.task_id, row=row)
+            task = live.task
+            assert task is not None
+            context = RequestContext(
+                message=_last_user_message(task),
+                task_id=row.task_id,
+                context_id=row.context_id,
+                task=task,
+                principal=row.owner,
+                tenant=row.tenant,
+            )
+            if self.executor.resumable:
+                live.start(self.executor, context)
+                self._evict_when_idle(live)
+            else:
+                await TaskUpdater(context, _Publisher(live, context)).failed(
+                    "the server stopped while this task was running"
+                )
+                self._evict(live)
+
+    async def shutdown(self) -> None:
+        runners = [live.runner for live in self.live.values() if live.runner is not None]
+        for runner in runners:
+            runner.cancel()
+        for runner in runners:
+            with contextlib.suppress(BaseException):
+                await runner
+        for live in self.live.values():
+            for sub in live.subscriptions:
+                sub.close()
+        await self.store.close()
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _live(
+        self,
+        tenant: str,
+        task_id: str,
+        *,
+        row: TaskRow | None = None,
+        owner: str = "",
+        context_id: str = "",
+    ) -> LiveTask:
+        key = (tenant, task_id)
+        live = self.live.get(key)
+        if live is None:
+            live = LiveTask(
+                self.store,
+                tenant=tenant,
+                task_id=task_id,
+                context_id=row.context_id if row else context_id,
+                owner=row.owner if row else owner,
+                row=row,
+            )
+            self.live[key] = live
+        return live
+
+    def _evict(self, live: LiveTask) -> None:
+        if not live.running and not live.subscriptions:
+            self.live.pop((live.tenant, live.task_id), None)
+
+    def _evict_when_idle(self, live: LiveTask) -> None:
+        if live.runner is not None:
+            live.runner.add_done_callback(lambda _: self._evict(live))
+
+    async def _visible(self, call: Call, task_id: str, operation: str) -> TaskRow:
+        row = await self.store.get(call.tenant, task_id) if task_id else None
+        if row is None or not self.authorize(call.principal, row, operation):
+            raise TaskNotFound(f"Task {task_id!r} not found", taskId=task_id)
+        return row
+
+    @staticmethod
+    def _history_length(value: int | msgspec.UnsetType, field: str) -> int | None:
+        if value is msgspec.UNSET:
+            return None
+        assert isinstance(value, int)
+        if value < 0:
+            raise bad_request([(field, "must not be negative")])
+        return value
+
+    @staticmethod
+    def _shape(task: Task, history: int | None, *, artifacts: bool = True) -> Task:
+        changes: dict[str, object] = {}
+        if history is not None:
+            changes["history"] = task.history[-history:] if history else []
+        if not artifacts:
+            changes["artifacts"] = []
+        return msgspec.structs.replace(task, **changes) if changes else task
+
+    # -- SendMessage / SendStreamingMessage ------------------------------------------------
+
+    async def _begin(
+        self, params: SendMessageRequest, call: Call
+    ) -> tuple[LiveTask, RequestContext]:
+        message = params.message
+        if not message.parts:
+            raise bad_request([("message.parts", "a message needs at least one part")])
+        configuration = params.configuration
+        if configuration is not None:
+            self._history_length(configuration.history_length, "configuration.historyLength")
+            if configuration.task_push_notification_config is not None:
+                self._require_push()
+        if message.task_id:
+            row = await self._visible(call, message.task_id, "SendMessage")
+            if message.context_id and message.context_id != row.context_id:
+                raise bad_request(
+                    [("message.contextId", f"differs from the task's context {row.context_id!r}")]
+                )
+            if row.state in TERMINAL_STATES:
+                raise UnsupportedOperation(
+                    f"task {row.task_id} is {row.state}; it takes no more messages",
+                    taskId=row.task_id,
+                )
+            live = self._live(call.tenant, row.task_id, row=row)
+            if live.running:
+                raise UnsupportedOperation(
+                    f"task {row.task_id} is still working; send when it asks for input",
+                    taskId=row.task_id,
+                )
+            task_id, context_id = row.task_id, row.context_id
+        else:
+            task_id, context_id = new_id(), message.context_id or new_id()
+            live = self._live(call.tenant, task_id, owner=call.principal, context_id=context_id)
+        message = msgspec.structs.replace(
+            message,
+            task_id=task_id,
+            context_id=context_id,
+            message_id=message.message_id or new_id(),
+        )
+        context = RequestContext(
+            message=message,
+            task_id=task_id,
+            context_id=context_id,
+            task=live.task,
+            principal=call.principal,
+            tenant=call.tenant,
+            extensions=call.extensions,
+            headers=call.headers,
+            configuration=configuration,
+            metadata=params.metadata,
+        )
+        if live.task is not None:
+            history = [*live.task.history, message]
+            await live.update_snapshot(msgspec.structs.replace(live.task, history=history))
+        if configuration is not None and configuration.task_push_notification_config is not None:
+            await self._put_push(call, task_id, configuration.task_push_notification_config)
+        return live, context
+
+    async def send_message(self, params: SendMessageRequest, call: Call) -> SendMessageResponse:
+        live, context = await self._begin(params, call)
+        configuration = params.configuration
+        immediately = configuration is not None and configuration.return_immediately
+        started_at = live.last_seq  # a follow-up's task is already interrupted: wait for news
+        live.start(self.executor, context)
+        self._evict_when_idle(live)
+
+        def answered(task: LiveTask) -> bool:
+            if task.failure is not None or task.direct_message is not None:
+                return True
+            if task.task is None:
+                return False
+            if immediately or task.state in TERMINAL_STATES:
+                return True
+            fresh = task.last_seq > started_at or not task.running
+            return fresh and task.state in INTERRUPTED_STATES
+
+        await live.wait_for(answered)
+        if live.direct_message is not None:
+            return SendMessageResponse(message=live.direct_message)
+        if live.task is None:
+            raise InvalidAgentResponse(f"the agent did not answer: {live.failure}")
+        history = None
+        if configuration is not None:
+            history = self._history_length(configuration.history_length, "historyLength")
+        return SendMessageResponse(task=self._shape(live.task, history))
+
+    async def stream_message(self, params: SendMessageRequest, call: Call) -> Stream:
+        self._require_streaming()
+        live, context = await self._begin(params, call)
+        sub = live.subscribe(self.stream_queue_limit, close_on_interrupt=True)
+        snapshot = None
+        if live.task is not None:  # a follow-up: the stream starts with the task
+            snapshot = (live.last_seq, _codec.encode(StreamResponse(task=live.task)))
+        live.start(self.executor, context)
+        self._evict_when_idle(live)
+        return self._drain(live, sub, snapshot, [])
+
+    async def _drain(
+        self,
+        live: LiveTask,
+        sub: Subscription,
+        first: tuple[int | None, bytes] | None,
+        backlog: list[tuple[int, bytes]],
+    ) -> Stream:
+        """The stream's events: `first` (the task snapshot), the stored `backlog`, then
+        what the subscription receives. A subscription that fell behind its bounded queue
+        just ends: the client resumes with `Last-Event-ID`."""
+        try:
+            if first is not None:
+                yield first
+            for stored in backlog:
+                yield stored
+            last = backlog[-1][0] if backlog else (first[0] if first and first[0] else 0)
+            while (item := await sub.next()) is not None:
+                seq, payload = item
+                if seq and seq <= last:
+                    continue  # already sent from the stored log
+                yield (seq or None), payload
+            if live.failure is not None and live.task is None:
+                raise InvalidAgentResponse(f"the agent did not answer: {live.failure}")
+        finally:
+            live.unsubscribe(sub)
+            self._evict(live)
+
+    # -- tasks ----------------------------------------------------------------------------
+
+    async def get_task(self, params: GetTaskRequest, call: Call) -> Task:
+        history = self._history_length(params.history_length, "historyLength")
+        row = await self._visible(call, params.id, "GetTask")
+        return self._shape(_codec.decode(Task, row.task), history)
+
+    async def list_tasks(self, params: ListTasksRequest, call: Call) -> ListTasksResponse:
+        violations: list[tuple[str, str]] = []
+        page_size = 50 if params.page_size is msgspec.UNSET else params.page_size
+        assert isinstance(page_size, int)
+        if not 1 <= page_size <= 100:
+            violations.append(("pageSize", "must be between 1 and 100"))
+        if isinstance(params.history_length, int) and params.history_length < 0:
+            violations.append(("historyLength", "must not be negative"))
+        before = None
+        if params.page_token:
+            before = _decode_token(params.page_token)
+            if before is None:
+                violations.append(("pageToken", "is not a token this server issued"))
+        if violations:
+            raise bad_request(violations)
+        history = self._history_length(params.history_length, "historyLength")
+        state = None if params.status is TaskState.TASK_STATE_UNSPECIFIED else str(params.status)
+        after = None
+        if params.status_timestamp_after is not None:
+            after = micros(params.status_timestamp_after) - 1  # the filter is inclusive
+        owner = call.principal if self.authorize is owner_only else None
+        context_id = params.context_id or None
+        rows = await self.store.list(
+            call.tenant,
+            owner=owner,
+            context_id=context_id,
+            state=state,
+            status_after=after,
+            page_size=page_size + 1,
+            before=before,
+        )
+        rows = [r for r in rows if self.authorize(call.principal, r, "ListTasks")]
+        more = len(rows) > page_size
+        rows = rows[:page_size]
+        total = await self.store.count(
+            call.tenant, owner=owner, context_id=context_id, state=state, status_after=after
+        )
+        artifacts = params.include_artifacts is True
+        tasks = [
+            self._shape(_codec.decode(Task, r.task), history, artifacts=artifacts) for r in rows
+        ]
+        token = _encode_token(rows[-1].status_time, rows[-1].task_id) if more and rows else ""
+        return ListTasksResponse(
+            tasks=tasks, next_page_token=token, page_size=page_size, total_size=total
+        )
+
+    async def cancel_task(self, params: CancelTaskRequest, call: Call) -> Task:
+        row = await self._visible(call, params.id, "CancelTask")
+        if row.state == "TASK_STATE_CANCELED":
+            return _codec.decode(Task, row.task)
+        if row.state in TERMINAL_STATES:
+            raise TaskNotCancelable(f"task {row.task_id} is {row.state}", taskId=row.task_id)
+        live = self._live(call.tenant, row.task_id, row=row)
+        task = live.task
+        assert task is not None
+        context = RequestContext(
+            message=_last_user_message(task),
+            task_id=row.task_id,
+            context_id=row.context_id,
+            task=task,
+            principal=call.principal,
+            tenant=call.tenant,
+            extensions=call.extensions,
+            headers=call.headers,
+            metadata=params.metadata,
+        )
+        publisher = _Publisher(live, context)
+        if live.running and live.runner is not None:
+            live.cancel_requested = True
+            try:
+                await self.executor.cancel(context, publisher)
+            finally:
+                live.runner.cancel()
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(asyncio.shield(live.runner), 10)
+        if live.state not in TERMINAL_STATES:
+            await TaskUpdater(context, publisher).cancel()
+        self._evict(live)
+        assert live.task is not None
+        return live.task
+
+    async def subscribe(
+        self, params: SubscribeToTaskRequest, call: Call, last_event_id: int | None = None
+    ) -> Stream:
+        self._require_streaming()
+        row = await self._visible(call, params.id, "SubscribeToTask")
+        if row.state in TERMINAL_STATES:
+            raise UnsupportedOperation(
+                f"task {row.task_id} is {row.state}; there is nothing to subscribe to",
+                taskId=row.task_id,
+            )
+        live = self._live(call.tenant, row.task_id, row=row)
+        sub = live.subscribe(self.stream_queue_limit, close_on_interrupt=False)
+        assert live.task is not None
+        snapshot = _codec.encode(StreamResponse(task=live.task))
+        if last_event_id is None:
+            return self._drain(live, sub, (live.last_seq, snapshot), [])
+        upto = live.last_seq
+        backlog: list[tuple[int, bytes]] = []
+        after = last_event_id
+        while after < upto:
+            rows = await self.store.events(call.tenant, row.task_id, after, limit=1000)
+            if not rows:
+                break
+            backlog += [(e.seq, e.payload) for e in rows if e.seq <= upto]
+            after = rows[-1].seq
+        return self._drain(live, sub, (None, snapshot), backlog)
+
+    # -- push configs ------------------------------------------------------------------
+
+    def _require_push(self) -> None:
+        if self.card.capabilities.push_notifications is not True:
+            raise PushNotificationNotSupported()
+
+    def _require_streaming(self) -> None:
+        if self.card.capabilities.streaming is not True:
+            raise UnsupportedOperation("this agent does not stream")
+
+    async def _put_push(
+        self, call: Call, task_id: str, config: TaskPushNotificationConfig
+    ) -> TaskPushNotificationConfig:
+        stored = msgspec.structs.replace(
+            config, id=config.id or new_id(), task_id=task_id, tenant=call.tenant
+        )
+        await self.store.put_push_config(call.tenant, task_id, stored.id, _codec.encode(stored))
+        return stored
+
+    async def create_push_config(
+        self, params: TaskPushNotificationConfig, call: Call
+    ) -> TaskPushNotificationConfig:
+        self._require_push()
+        if not params.url:
+            raise bad_request([("url", "a webhook URL is required")])
+        row = await self._visible(call, params.task_id, "CreateTaskPushNotificationConfig")
+        return await self._put_push(call, row.task_id, params)
+
+    async def get_push_config(
+        self, params: GetTaskPushNotificationConfigRequest, call: Call
+    ) -> TaskPushNotificationConfig:
+        self._require_push()
+        row = await self._visible(call, params.task_id, "GetTaskPushNotificationConfig")
+        stored = await self.store.get_push_config(call.tenant, row.task_id, params.id)
+        if stored is None:
+            raise TaskNotFound(f"push config {params.id!r} not found", taskId=row.task_id)
+        return _codec.decode(TaskPushNotificationConfig, stored)
+
+    async def list_push_configs(
+        self, params: ListTaskPushNotificationConfigsRequest, call: Call
+    ) -> ListTaskPushNotificationConfigsResponse:
+        self._require_push()
+        row = await self._visible(call, params.task_id, "ListTaskPushNotificationConfigs")
+        configs = await self.store.list_push_configs(call.tenant, row.task_id)
+        return ListTaskPushNotificationConfigsResponse(
+            configs=[_codec.decode(TaskPushNotificationConfig, c) for _, c in configs]
+        )
+
+    async def delete_push_config(
+        self, params: DeleteTaskPushNotificationConfigRequest, call: Call
+    ) -> None:
+        self._require_push()
+        row = await self._visible(call, params.task_id, "DeleteTaskPushNotificationConfig")
+        await self.store.delete_push_config(call.tenant, row.task_id, params.id)
+
+    # -- cards ------------------------------------------------------------------------
+
+    async def get_extended_card(self, call: Call) -> AgentCard:
+        if self.card.capabilities.extended_agent_card is not True:
+            raise UnsupportedOperation("this agent has no extended card")
+        if self.extended_card is None:
+            raise ExtendedAgentCardNotConfigured()
+        return self.extended_card
+
+
+class _Publisher:
+    def __init__(self, live: LiveTask, context: RequestContext) -> None:
+        self._live = live
+        self._context = context
+
+    async def publish(self, event: object) -> None:
+        await self._live.publish(event, self._context)  # type: ignore[arg-type]
+
+
+def _last_user_message(task: Task) -> Message:
+    return next((m for m in reversed(task.history) if str(m.role) == "ROLE_USER"), Message())
+
+
+def _encode_token(status_time: int, task_id: str) -> str:
+    return base64.urlsafe_b64encode(f"{status_time}:{task_id}".encode()).decode().rstrip("=")
+
+
+def _decode_token(token: str) -> tuple[int, str] | None:
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+        time, _, task_id = raw.partition(":")
+        return int(time), task_id
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        return None
