@@ -28,7 +28,8 @@ from interlink.a2a import _codec
 from interlink.a2a._errors import ExtensionSupportRequired, VersionNotSupported, bad_request
 from interlink.a2a._methods import METHODS
 from interlink.a2a._server import A2AServer, Call, Stream
-from interlink.a2a._types import Empty
+from interlink.a2a._store import TaskStore
+from interlink.a2a._types import AgentCard, Empty
 from interlink.jsonrpc import (
     Invalid,
     InvalidRequest,
@@ -89,6 +90,16 @@ class A2AApp:
         extensions = server.card.capabilities.extensions
         self._supported_extensions = {e.uri for e in extensions}
         self._required_extensions = {e.uri for e in extensions if e.required}
+
+    def use_store(self, store: TaskStore) -> None:
+        """Serve from `store` instead (before the app starts)."""
+        self.server.store = store
+
+    def use_card(self, card: AgentCard) -> None:
+        """Publish `card` instead (before the app starts)."""
+        self.server.card = card
+        self._card = _codec.encode(card)
+        self._etag = b'"' + hashlib.sha256(self._card).hexdigest()[:32].encode() + b'"'
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]

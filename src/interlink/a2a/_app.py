@@ -1,0 +1,64 @@
+"""`create_app`: an agent executor and its card, as a plain ASGI application.
+
+The store is chosen by whoever runs the app: `create_app(..., store=...)` (a `TaskStore`
+or a URL such as `sqlite:///var/lib/agent.db`), or later `app.use_store(...)` (the
+`interlink a2a serve --store` option does this). With neither, tasks live in memory.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import msgspec
+
+from interlink.a2a._executor import AgentExecutor
+from interlink.a2a._http import A2AApp
+from interlink.a2a._server import A2AServer, Authorize, owner_only
+from interlink.a2a._store import TaskStore
+from interlink.a2a._types import AgentCard, AgentInterface
+
+__all__ = ["create_app", "with_interface"]
+
+logger = logging.getLogger("interlink.a2a")
+
+
+def with_interface(card: AgentCard, url: str) -> AgentCard:
+    """`card` listing `url` as its JSON-RPC interface (A2A 1.0) when it lists none."""
+    if card.supported_interfaces:
+        return card
+    interface = AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
+    return msgspec.structs.replace(card, supported_interfaces=[interface])
+
+
+def create_app(
+    executor: AgentExecutor,
+    card: AgentCard,
+    *,
+    store: TaskStore | str | None = None,
+    extended_card: AgentCard | None = None,
+    authorize: Authorize = owner_only,
+    rpc_path: str = "/",
+    max_body: int = 16 * 1024 * 1024,
+    keepalive: float = 15.0,
+    stream_queue_limit: int = 1024,
+) -> A2AApp:
+    """The ASGI app serving `executor`: JSON-RPC at `rpc_path`, SSE, the agent card at
+    `/.well-known/agent-card.json`. Serve it with uvicorn, or mount it in Starlette or
+    FastAPI."""
+    if isinstance(store, str):
+        from interlink.a2a._store_url import open_store
+
+        store = open_store(store)
+    if store is None:
+        from interlink.a2a._store_memory import MemoryTaskStore
+
+        store = MemoryTaskStore()
+    server = A2AServer(
+        executor,
+        card,
+        store,
+        extended_card=extended_card,
+        authorize=authorize,
+        stream_queue_limit=stream_queue_limit,
+    )
+    return A2AApp(server, rpc_path=rpc_path, max_body=max_body, keepalive=keepalive)

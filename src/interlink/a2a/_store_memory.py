@@ -1,0 +1,272 @@
+"""`MemoryTaskStore`: the `TaskStore` in dicts, for tests and servers that keep nothing.
+
+It has the SQLite store's semantics exactly (compare-and-set on `version`, events numbered
+from 1, keyset order, outbox claims, leases and retries), so a test written against one
+holds for the other. No method awaits anything between reading and writing, so every
+operation is atomic on its event loop without a lock. Listing and claiming scan (they
+are `O(n)`); this store is not meant for millions of tasks.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import msgspec
+
+from interlink.a2a._store import (
+    ACTIVE_STATES,
+    Delivery,
+    EventRow,
+    StoreError,
+    TaskExists,
+    TaskRow,
+    VersionConflict,
+)
+
+__all__ = ["MemoryTaskStore"]
+
+_Key = tuple[str, str]
+"""(tenant, task_id)"""
+
+
+@dataclass(slots=True)
+class _Config:
+    serial: int
+    """Identity of this config's life: a config deleted and put again gets a new one, so
+    deliveries queued for the deleted one are dropped, not sent to its successor."""
+    config: bytes
+
+
+@dataclass(slots=True)
+class _Outbox:
+    id: int
+    tenant: str
+    task_id: str
+    config_id: str
+    config_serial: int
+    seq: int
+    attempts: int = 0
+    next_at: int = 0
+    """Due time; a claim moves it to the end of the lease."""
+    claimed_until: int = 0
+    last_error: str = ""
+
+
+class MemoryTaskStore:
+    """Tasks, event logs, push configs and the outbox in this process's memory."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[_Key, TaskRow] = {}
+        self._events: dict[_Key, list[bytes]] = {}
+        self._configs: dict[_Key, dict[str, _Config]] = {}
+        self._outbox: dict[int, _Outbox] = {}
+        self._serial = 0
+        self._open = False
+
+    async def open(self) -> None:
+        self._open = True
+
+    async def close(self) -> None:
+        self._open = False
+
+    def _next_serial(self) -> int:
+        self._serial += 1
+        return self._serial
+
+    # -- tasks ------------------------------------------------------------------------
+
+    async def create(self, row: TaskRow, events: Sequence[bytes]) -> TaskRow:
+        key = (row.tenant, row.task_id)
+        if key in self._tasks:
+            raise TaskExists(f"task {row.task_id} exists")
+        stored = msgspec.structs.replace(row, version=1, last_seq=len(events))
+        self._tasks[key] = stored
+        self._events[key] = list(events)
+        return stored
+
+    async def append(
+        self,
+        tenant: str,
+        task_id: str,
+        *,
+        expected_version: int,
+        task: bytes,
+        state: str,
+        status_time: int,
+        events: Sequence[bytes],
+    ) -> TaskRow:
+        key = (tenant, task_id)
+        old = self._tasks.get(key)
+        if old is None or old.version != expected_version:
+            raise VersionConflict(task_id, expected_version, None if old is None else old.version)
+        new = msgspec.structs.replace(
+            old,
+            state=state,
+            status_time=status_time,
+            version=old.version + 1,
+            last_seq=old.last_seq + len(events),
+            task=task,
+        )
+        self._tasks[key] = new
+        self._events[key].extend(events)
+        configs = self._configs.get(key, {})
+        for seq in range(old.last_seq + 1, new.last_seq + 1):
+            for config_id, config in configs.items():
+                serial = self._next_serial()
+                self._outbox[serial] = _Outbox(
+                    serial, tenant, task_id, config_id, config.serial, seq
+                )
+        return new
+
+    async def get(self, tenant: str, task_id: str) -> TaskRow | None:
+        return self._tasks.get((tenant, task_id))
+
+    async def events(
+        self, tenant: str, task_id: str, after_seq: int = 0, limit: int = 1000
+    ) -> builtins.list[EventRow]:
+        log = self._events.get((tenant, task_id), [])
+        start = max(after_seq, 0)
+        return [
+            EventRow(seq, payload)
+            for seq, payload in enumerate(log[start : start + max(limit, 0)], start + 1)
+        ]
+
+    async def list(
+        self,
+        tenant: str,
+        *,
+        owner: str | None = None,
+        context_id: str | None = None,
+        state: str | None = None,
+        status_after: int | None = None,
+        page_size: int = 50,
+        before: tuple[int, str] | None = None,
+    ) -> builtins.list[TaskRow]:
+        """Tasks by `(status_time, task_id)` descending, after the keyset cursor `before`.
+
+        Guarantee while tasks change between pages: the cursor is a position in the order,
+        not a snapshot. A task already returned whose status_time then moves up (to "now",
+        as every update does) sorts before the cursor and is not returned again; a task
+        not yet returned that moves up past the cursor is skipped by the rest of this walk
+        (it is newer than the walk: a new walk, or `status_after`, finds it). A task whose
+        key does not change is returned exactly once. Only a status_time moving *down*
+        could make a task appear twice.
+        """
+        rows = [
+            row
+            for row in self._matching(tenant, owner, context_id, state, status_after)
+            if before is None or (row.status_time, row.task_id) < before
+        ]
+        rows.sort(key=lambda row: (row.status_time, row.task_id), reverse=True)
+        return rows[: max(page_size, 0)]
+
+    async def count(
+        self,
+        tenant: str,
+        *,
+        owner: str | None = None,
+        context_id: str | None = None,
+        state: str | None = None,
+        status_after: int | None = None,
+    ) -> int:
+        return sum(1 for _ in self._matching(tenant, owner, context_id, state, status_after))
+
+    def _matching(
+        self,
+        tenant: str,
+        owner: str | None,
+        context_id: str | None,
+        state: str | None,
+        status_after: int | None,
+    ) -> Iterable[TaskRow]:
+        return (
+            row
+            for row in self._tasks.values()
+            if row.tenant == tenant
+            and (owner is None or row.owner == owner)
+            and (context_id is None or row.context_id == context_id)
+            and (state is None or row.state == state)
+            and (status_after is None or row.status_time > status_after)
+        )
+
+    async def active(self) -> builtins.list[TaskRow]:
+        return [row for row in self._tasks.values() if row.state in ACTIVE_STATES]
+
+    # -- push configs -----------------------------------------------------------------
+
+    async def put_push_config(
+        self, tenant: str, task_id: str, config_id: str, config: bytes
+    ) -> None:
+        key = (tenant, task_id)
+        if key not in self._tasks:
+            raise StoreError(f"push config for unknown task {task_id}")
+        configs = self._configs.setdefault(key, {})
+        existing = configs.get(config_id)
+        if existing is None:
+            configs[config_id] = _Config(self._next_serial(), config)
+        else:  # a replacement keeps its place in the creation order and its queue
+            existing.config = config
+
+    async def get_push_config(self, tenant: str, task_id: str, config_id: str) -> bytes | None:
+        config = self._configs.get((tenant, task_id), {}).get(config_id)
+        return None if config is None else config.config
+
+    async def list_push_configs(
+        self, tenant: str, task_id: str
+    ) -> builtins.list[tuple[str, bytes]]:
+        # dicts keep insertion order, which is creation order
+        return [(cid, c.config) for cid, c in self._configs.get((tenant, task_id), {}).items()]
+
+    async def delete_push_config(self, tenant: str, task_id: str, config_id: str) -> None:
+        configs = self._configs.get((tenant, task_id))
+        if configs is not None:
+            configs.pop(config_id, None)
+            if not configs:
+                del self._configs[(tenant, task_id)]
+
+    # -- push outbox ------------------------------------------------------------------
+
+    async def claim_deliveries(self, now: int, limit: int, lease: int) -> builtins.list[Delivery]:
+        due = sorted(
+            (row for row in self._outbox.values() if row.next_at <= now),
+            key=lambda row: (row.next_at, row.id),
+        )
+        claimed: builtins.list[Delivery] = []
+        for row in due:
+            if len(claimed) >= limit:
+                break
+            key = (row.tenant, row.task_id)
+            config = self._configs.get(key, {}).get(row.config_id)
+            if config is None or config.serial != row.config_serial:
+                del self._outbox[row.id]  # its config was deleted after it was queued
+                continue
+            row.next_at = row.claimed_until = now + lease
+            claimed.append(
+                Delivery(
+                    id=row.id,
+                    tenant=row.tenant,
+                    task_id=row.task_id,
+                    config_id=row.config_id,
+                    seq=row.seq,
+                    attempts=row.attempts,
+                    config=config.config,
+                    payload=self._events[key][row.seq - 1],
+                )
+            )
+        return claimed
+
+    async def finish_delivery(self, delivery_id: int) -> None:
+        self._outbox.pop(delivery_id, None)
+
+    async def retry_delivery(self, delivery_id: int, next_at: int, error: str) -> None:
+        row = self._outbox.get(delivery_id)
+        if row is not None:
+            row.attempts += 1
+            row.next_at = next_at
+            row.claimed_until = 0
+            row.last_error = error
+
+    async def drop_delivery(self, delivery_id: int, error: str) -> None:
+        self._outbox.pop(delivery_id, None)

@@ -1,0 +1,510 @@
+"""`SqliteTaskStore`: the default durable `TaskStore`, one SQLite file in WAL mode.
+
+One thread owns the connection; every call is a job on that thread (a one-worker
+executor), so the connection is never shared and writes are serialised without locks.
+Each write is one transaction (`BEGIN IMMEDIATE` ... `COMMIT`, or one autocommitted
+statement): when a method returns, its change is committed. The schema is versioned
+with `PRAGMA user_version`; `open()` applies the migrations the file has not seen, so it
+is idempotent and safe against another process opening the same file at the same time.
+
+Invariants: `events` rows are only inserted, never updated or deleted; `events.seq` runs
+1..`tasks.last_seq` without gaps; an outbox row refers to an event that exists and to the
+push config (by its row id, which AUTOINCREMENT never reuses) that existed when the row
+was queued; a row whose config is gone is dropped when claimed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import sqlite3
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+import msgspec
+
+from interlink.a2a._store import (
+    ACTIVE_STATES,
+    Delivery,
+    EventRow,
+    StoreError,
+    TaskExists,
+    TaskRow,
+    VersionConflict,
+)
+
+__all__ = ["SCHEMA_VERSION", "SqliteTaskStore"]
+
+_T = TypeVar("_T")
+
+# Migration n (1-based) takes a file from user_version n-1 to n. Append, never edit.
+_MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE tasks (
+            tenant      TEXT    NOT NULL,
+            task_id     TEXT    NOT NULL,
+            context_id  TEXT    NOT NULL,
+            owner       TEXT    NOT NULL,
+            state       TEXT    NOT NULL,
+            status_time INTEGER NOT NULL,
+            version     INTEGER NOT NULL,
+            last_seq    INTEGER NOT NULL,
+            task        BLOB    NOT NULL,
+            PRIMARY KEY (tenant, task_id)
+        )""",
+        "CREATE INDEX tasks_by_time ON tasks (tenant, status_time DESC, task_id DESC)",
+        "CREATE INDEX tasks_by_owner ON tasks (tenant, owner, status_time DESC, task_id DESC)",
+        # No status_time here: context_id never changes, so appends leave this index
+        # alone, and a context's few tasks are cheap to sort.
+        "CREATE INDEX tasks_by_context ON tasks (tenant, context_id)",
+        "CREATE INDEX tasks_by_state ON tasks (tenant, state, status_time DESC, task_id DESC)",
+        # Small: only running tasks, for `active()` after a restart.
+        "CREATE INDEX tasks_active ON tasks (state) WHERE state IN"
+        " ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')",
+        """CREATE TABLE events (
+            tenant  TEXT    NOT NULL,
+            task_id TEXT    NOT NULL,
+            seq     INTEGER NOT NULL,
+            payload BLOB    NOT NULL,
+            PRIMARY KEY (tenant, task_id, seq),
+            FOREIGN KEY (tenant, task_id) REFERENCES tasks (tenant, task_id)
+        )""",
+        """CREATE TABLE push_configs (
+            id        INTEGER PRIMARY KEY AUTOINCREMENT,
+            tenant    TEXT NOT NULL,
+            task_id   TEXT NOT NULL,
+            config_id TEXT NOT NULL,
+            config    BLOB NOT NULL,
+            UNIQUE (tenant, task_id, config_id),
+            FOREIGN KEY (tenant, task_id) REFERENCES tasks (tenant, task_id)
+        )""",
+        """CREATE TABLE outbox (
+            id            INTEGER PRIMARY KEY AUTOINCREMENT,
+            tenant        TEXT    NOT NULL,
+            task_id       TEXT    NOT NULL,
+            config_id     TEXT    NOT NULL,
+            config_ref    INTEGER NOT NULL,
+            seq           INTEGER NOT NULL,
+            attempts      INTEGER NOT NULL DEFAULT 0,
+            next_at       INTEGER NOT NULL DEFAULT 0,
+            claimed_until INTEGER NOT NULL DEFAULT 0,
+            last_error    TEXT
+        )""",
+        # A claim moves next_at to the lease's end, so "due" is `next_at <= now` alone.
+        "CREATE INDEX outbox_due ON outbox (next_at)",
+    ),
+)
+SCHEMA_VERSION = len(_MIGRATIONS)
+
+_ACTIVE_SQL = ", ".join(f"'{state}'" for state in sorted(ACTIVE_STATES))
+_TASK_COLUMNS = "tenant, task_id, context_id, owner, state, status_time, version, last_seq, task"
+_INSERT_EVENT = "INSERT INTO events (tenant, task_id, seq, payload) VALUES (?, ?, ?, ?)"
+_UPDATE_TASK = """UPDATE tasks
+    SET task = ?, state = ?, status_time = ?, version = version + 1, last_seq = last_seq + ?
+    WHERE tenant = ? AND task_id = ? AND version = ?
+    RETURNING context_id, owner, version, last_seq"""
+_QUEUE_DELIVERIES = """INSERT INTO outbox (tenant, task_id, config_id, config_ref, seq)
+    SELECT p.tenant, p.task_id, p.config_id, p.id, e.seq
+    FROM push_configs AS p
+    JOIN events AS e ON e.tenant = p.tenant AND e.task_id = p.task_id AND e.seq >= ?
+    WHERE p.tenant = ? AND p.task_id = ?
+    ORDER BY e.seq, p.id"""
+_DUE_DELIVERIES = """SELECT o.id, o.tenant, o.task_id, o.config_id, o.seq, o.attempts,
+        o.next_at, p.config, e.payload
+    FROM outbox AS o
+    LEFT JOIN push_configs AS p ON p.id = o.config_ref
+    JOIN events AS e ON e.tenant = o.tenant AND e.task_id = o.task_id AND e.seq = o.seq
+    WHERE o.next_at <= ? AND (o.next_at, o.id) > (?, ?)
+    ORDER BY o.next_at, o.id
+    LIMIT ?"""
+
+
+def _task_row(r: Any) -> TaskRow:
+    """A `tasks` row, columns in `_TASK_COLUMNS` order."""
+    return TaskRow(
+        tenant=r[0],
+        task_id=r[1],
+        context_id=r[2],
+        owner=r[3],
+        state=r[4],
+        status_time=r[5],
+        version=r[6],
+        last_seq=r[7],
+        task=r[8],
+    )
+
+
+def _filters(
+    tenant: str,
+    owner: str | None,
+    context_id: str | None,
+    state: str | None,
+    status_after: int | None,
+) -> tuple[str, builtins.list[object]]:
+    where = ["tenant = ?"]
+    params: builtins.list[object] = [tenant]
+    for column, value in (("owner", owner), ("context_id", context_id), ("state", state)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    if status_after is not None:
+        where.append("status_time > ?")
+        params.append(status_after)
+    return " AND ".join(where), params
+
+
+def _connect(path: str) -> sqlite3.Connection:
+    # isolation_level=None: no implicit transactions; every write opens its own.
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode = WAL")
+        # NORMAL in WAL mode syncs at checkpoints, not at each commit: a committed
+        # transaction is in the WAL file (the OS has it) before COMMIT returns, so a
+        # *process* crash loses nothing; only a power loss or OS crash can lose the last
+        # transactions. The promise is "a server restarted on the same file serves every
+        # task and event it had acknowledged", i.e. process crashes and restarts, which
+        # NORMAL keeps; FULL would fsync every commit for the power-loss case.
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA busy_timeout = 5000")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("BEGIN IMMEDIATE")  # serialises migrations against other processes
+        (current,) = conn.execute("PRAGMA user_version").fetchone()
+        if current > SCHEMA_VERSION:
+            raise StoreError(f"{path}: schema version {current} is newer than this program")
+        for version in range(current + 1, SCHEMA_VERSION + 1):
+            for statement in _MIGRATIONS[version - 1]:
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {version}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _transaction(fn: Callable[[sqlite3.Connection], _T]) -> Callable[[sqlite3.Connection], _T]:
+    def run(conn: sqlite3.Connection) -> _T:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = fn(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:  # a failed COMMIT leaves it open too
+                conn.execute("ROLLBACK")
+            raise
+        return result
+
+    return run
+
+
+class SqliteTaskStore:
+    """Tasks, event logs, push configs and the outbox in one SQLite file (WAL)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._executor: ThreadPoolExecutor | None = None
+        self._conn: sqlite3.Connection | None = None
+        """Used only on the executor's thread."""
+
+    async def open(self) -> None:
+        if self._executor is not None:
+            return
+        self._executor = ThreadPoolExecutor(1, thread_name_prefix="interlink-sqlite")
+        try:
+            self._conn = await self._call(self._executor, partial(_connect, str(self.path)))
+        except BaseException:
+            self._executor.shutdown(wait=True)
+            self._executor = None
+            raise
+
+    async def close(self) -> None:
+        executor, self._executor = self._executor, None
+        if executor is None:
+            return
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await asyncio.get_running_loop().run_in_executor(executor, conn.close)
+        executor.shutdown(wait=True)
+
+    async def _call(self, executor: ThreadPoolExecutor, fn: Callable[[], _T]) -> _T:
+        try:
+            return await asyncio.get_running_loop().run_in_executor(executor, fn)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: {exc}") from exc
+
+    async def _run(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+        executor, conn = self._executor, self._conn
+        if executor is None or conn is None:
+            raise StoreError(f"{self.path}: store is not open")
+        return await self._call(executor, partial(fn, conn))
+
+    # -- tasks ------------------------------------------------------------------------
+
+    async def create(self, row: TaskRow, events: Sequence[bytes]) -> TaskRow:
+        stored = msgspec.structs.replace(row, version=1, last_seq=len(events))
+
+        @_transaction
+        def create(conn: sqlite3.Connection) -> TaskRow:
+            try:
+                conn.execute(
+                    f"INSERT INTO tasks ({_TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    msgspec.structs.astuple(stored),
+                )
+            except sqlite3.IntegrityError as exc:
+                raise TaskExists(f"task {row.task_id} exists") from exc
+            conn.executemany(
+                _INSERT_EVENT,
+                [(row.tenant, row.task_id, seq, p) for seq, p in enumerate(events, 1)],
+            )
+            return stored
+
+        return await self._run(create)
+
+    async def append(
+        self,
+        tenant: str,
+        task_id: str,
+        *,
+        expected_version: int,
+        task: bytes,
+        state: str,
+        status_time: int,
+        events: Sequence[bytes],
+    ) -> TaskRow:
+        @_transaction
+        def append(conn: sqlite3.Connection) -> TaskRow:
+            updated = conn.execute(
+                _UPDATE_TASK,
+                (task, state, status_time, len(events), tenant, task_id, expected_version),
+            ).fetchall()
+            if not updated:
+                found = conn.execute(
+                    "SELECT version FROM tasks WHERE tenant = ? AND task_id = ?",
+                    (tenant, task_id),
+                ).fetchone()
+                raise VersionConflict(task_id, expected_version, found and found[0])
+            ((context_id, owner, version, last_seq),) = updated
+            first = last_seq - len(events) + 1
+            if len(events) == 1:
+                conn.execute(_INSERT_EVENT, (tenant, task_id, first, events[0]))
+            elif events:
+                conn.executemany(
+                    _INSERT_EVENT,
+                    [(tenant, task_id, seq, p) for seq, p in enumerate(events, first)],
+                )
+            if events:
+                conn.execute(_QUEUE_DELIVERIES, (first, tenant, task_id))
+            return TaskRow(
+                tenant=tenant,
+                task_id=task_id,
+                context_id=context_id,
+                owner=owner,
+                state=state,
+                status_time=status_time,
+                version=version,
+                last_seq=last_seq,
+                task=task,
+            )
+
+        return await self._run(append)
+
+    async def get(self, tenant: str, task_id: str) -> TaskRow | None:
+        def get(conn: sqlite3.Connection) -> TaskRow | None:
+            found = conn.execute(
+                f"SELECT {_TASK_COLUMNS} FROM tasks WHERE tenant = ? AND task_id = ?",
+                (tenant, task_id),
+            ).fetchone()
+            return None if found is None else _task_row(found)
+
+        return await self._run(get)
+
+    async def events(
+        self, tenant: str, task_id: str, after_seq: int = 0, limit: int = 1000
+    ) -> builtins.list[EventRow]:
+        def events(conn: sqlite3.Connection) -> builtins.list[EventRow]:
+            rows = conn.execute(
+                "SELECT seq, payload FROM events WHERE tenant = ? AND task_id = ? AND seq > ?"
+                " ORDER BY seq LIMIT ?",
+                (tenant, task_id, after_seq, max(limit, 0)),
+            )
+            return [EventRow(seq, payload) for seq, payload in rows]
+
+        return await self._run(events)
+
+    async def list(
+        self,
+        tenant: str,
+        *,
+        owner: str | None = None,
+        context_id: str | None = None,
+        state: str | None = None,
+        status_after: int | None = None,
+        page_size: int = 50,
+        before: tuple[int, str] | None = None,
+    ) -> builtins.list[TaskRow]:
+        """Tasks by `(status_time, task_id)` descending, after the keyset cursor `before`.
+
+        Guarantee while tasks change between pages: the cursor is a position in the order,
+        not a snapshot. A task already returned whose status_time then moves up (to "now",
+        as every update does) sorts before the cursor and is not returned again; a task
+        not yet returned that moves up past the cursor is skipped by the rest of this walk
+        (it is newer than the walk: a new walk, or `status_after`, finds it). A task whose
+        key does not change is returned exactly once. Only a status_time moving *down*
+        could make a task appear twice.
+        """
+        where, params = _filters(tenant, owner, context_id, state, status_after)
+        if before is not None:
+            where += " AND (status_time, task_id) < (?, ?)"
+            params.extend(before)
+        params.append(max(page_size, 0))
+        # Without statistics SQLite would walk the tenant's time index to skip a sort;
+        # a context has few tasks, so its index and a small sort win.
+        source = "tasks" if context_id is None else "tasks INDEXED BY tasks_by_context"
+        sql = (
+            f"SELECT {_TASK_COLUMNS} FROM {source} WHERE {where}"
+            " ORDER BY status_time DESC, task_id DESC LIMIT ?"
+        )
+
+        def list_(conn: sqlite3.Connection) -> builtins.list[TaskRow]:
+            return [_task_row(r) for r in conn.execute(sql, params)]
+
+        return await self._run(list_)
+
+    async def count(
+        self,
+        tenant: str,
+        *,
+        owner: str | None = None,
+        context_id: str | None = None,
+        state: str | None = None,
+        status_after: int | None = None,
+    ) -> int:
+        where, params = _filters(tenant, owner, context_id, state, status_after)
+
+        def count(conn: sqlite3.Connection) -> int:
+            (n,) = conn.execute(f"SELECT count(*) FROM tasks WHERE {where}", params).fetchone()
+            return int(n)
+
+        return await self._run(count)
+
+    async def active(self) -> builtins.list[TaskRow]:
+        def active(conn: sqlite3.Connection) -> builtins.list[TaskRow]:
+            sql = f"SELECT {_TASK_COLUMNS} FROM tasks WHERE state IN ({_ACTIVE_SQL})"
+            return [_task_row(r) for r in conn.execute(sql)]
+
+        return await self._run(active)
+
+    # -- push configs -----------------------------------------------------------------
+
+    async def put_push_config(
+        self, tenant: str, task_id: str, config_id: str, config: bytes
+    ) -> None:
+        # An update keeps the row id: its place in the creation order and its queue.
+        def put(conn: sqlite3.Connection) -> None:
+            try:
+                conn.execute(
+                    "INSERT INTO push_configs (tenant, task_id, config_id, config)"
+                    " VALUES (?, ?, ?, ?) ON CONFLICT (tenant, task_id, config_id)"
+                    " DO UPDATE SET config = excluded.config",
+                    (tenant, task_id, config_id, config),
+                )
+            except sqlite3.IntegrityError as exc:  # the foreign key: no such task
+                raise StoreError(f"push config for unknown task {task_id}") from exc
+
+        await self._run(put)
+
+    async def get_push_config(self, tenant: str, task_id: str, config_id: str) -> bytes | None:
+        def get(conn: sqlite3.Connection) -> bytes | None:
+            found = conn.execute(
+                "SELECT config FROM push_configs"
+                " WHERE tenant = ? AND task_id = ? AND config_id = ?",
+                (tenant, task_id, config_id),
+            ).fetchone()
+            return None if found is None else found[0]
+
+        return await self._run(get)
+
+    async def list_push_configs(
+        self, tenant: str, task_id: str
+    ) -> builtins.list[tuple[str, bytes]]:
+        def list_(conn: sqlite3.Connection) -> builtins.list[tuple[str, bytes]]:
+            rows: builtins.list[tuple[str, bytes]] = conn.execute(
+                "SELECT config_id, config FROM push_configs"
+                " WHERE tenant = ? AND task_id = ? ORDER BY id",
+                (tenant, task_id),
+            ).fetchall()
+            return rows
+
+        return await self._run(list_)
+
+    async def delete_push_config(self, tenant: str, task_id: str, config_id: str) -> None:
+        # Queued deliveries stay; `claim_deliveries` drops them (no outbox index to keep).
+        def delete(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "DELETE FROM push_configs WHERE tenant = ? AND task_id = ? AND config_id = ?",
+                (tenant, task_id, config_id),
+            )
+
+        await self._run(delete)
+
+    # -- push outbox ------------------------------------------------------------------
+
+    async def claim_deliveries(self, now: int, limit: int, lease: int) -> builtins.list[Delivery]:
+        @_transaction
+        def claim(conn: sqlite3.Connection) -> builtins.list[Delivery]:
+            claimed: builtins.list[Delivery] = []
+            after: tuple[int, int] = (-(2**63), 0)
+            while len(claimed) < limit:
+                want = limit - len(claimed)
+                rows = conn.execute(_DUE_DELIVERIES, (now, *after, want)).fetchall()
+                orphans = [(r[0],) for r in rows if r[7] is None]
+                live = [r for r in rows if r[7] is not None]
+                conn.executemany("DELETE FROM outbox WHERE id = ?", orphans)
+                conn.executemany(
+                    "UPDATE outbox SET next_at = ?1, claimed_until = ?1 WHERE id = ?2",
+                    [(now + lease, r[0]) for r in live],
+                )
+                claimed.extend(
+                    Delivery(
+                        id=r[0],
+                        tenant=r[1],
+                        task_id=r[2],
+                        config_id=r[3],
+                        seq=r[4],
+                        attempts=r[5],
+                        config=r[7],
+                        payload=r[8],
+                    )
+                    for r in live
+                )
+                if not orphans or len(rows) < want:
+                    break
+                after = (rows[-1][6], rows[-1][0])
+            return claimed
+
+        return await self._run(claim)
+
+    async def finish_delivery(self, delivery_id: int) -> None:
+        await self._delete_delivery(delivery_id)
+
+    async def retry_delivery(self, delivery_id: int, next_at: int, error: str) -> None:
+        def retry(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "UPDATE outbox SET attempts = attempts + 1, next_at = ?, claimed_until = 0,"
+                " last_error = ? WHERE id = ?",
+                (next_at, error, delivery_id),
+            )
+
+        await self._run(retry)
+
+    async def drop_delivery(self, delivery_id: int, error: str) -> None:
+        await self._delete_delivery(delivery_id)
+
+    async def _delete_delivery(self, delivery_id: int) -> None:
+        def delete(conn: sqlite3.Connection) -> None:
+            conn.execute("DELETE FROM outbox WHERE id = ?", (delivery_id,))
+
+        await self._run(delete)

@@ -1,0 +1,167 @@
+"""What only the SQLite store has: durability across reopen and across a killed process,
+the schema version, idempotent open. Then `open_store` and the default store path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from interlink.a2a._store import StoreError
+from interlink.a2a._store_memory import MemoryTaskStore
+from interlink.a2a._store_sqlite import SCHEMA_VERSION, SqliteTaskStore
+from interlink.a2a._store_url import default_store_path, open_store
+from tests.a2a.test_store import row, touch
+
+# -- SQLite only -----------------------------------------------------------------------------
+
+
+async def test_sqlite_keeps_everything_across_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "a2a.db"
+    first = SqliteTaskStore(path)
+    await first.open()
+    await first.create(row("t1", tenant="acme"), [b"e1"])
+    await first.put_push_config("acme", "t1", "hook", b"H")
+    await touch(first, "acme", "t1", 2_000)
+    before = await first.get("acme", "t1")
+    await first.close()
+
+    second = SqliteTaskStore(path)
+    await second.open()
+    try:
+        assert await second.get("acme", "t1") == before
+        assert [e.payload for e in await second.events("acme", "t1")] == [b"e1", b"at 2000"]
+        assert await second.list_push_configs("acme", "t1") == [("hook", b"H")]
+        (pending,) = await second.claim_deliveries(now=1, limit=10, lease=1)
+        assert (pending.seq, pending.payload) == (2, b"at 2000")
+        assert [r.task_id for r in await second.active()] == ["t1"]
+    finally:
+        await second.close()
+
+
+_CRASH = """
+import asyncio, os, sys
+from interlink.a2a._store import TaskRow
+from interlink.a2a._store_sqlite import SqliteTaskStore
+
+async def main() -> None:
+    store = SqliteTaskStore(sys.argv[1])
+    await store.open()
+    await store.create(TaskRow(tenant="", task_id="t1", context_id="c", owner="", state=
+        "TASK_STATE_WORKING", status_time=1, version=0, last_seq=0, task=b"v1"), [b"e1"])
+    await store.append("", "t1", expected_version=1, task=b"v2", state="TASK_STATE_WORKING",
+        status_time=2, events=[b"e2"])
+    print("acknowledged", flush=True)
+    os._exit(0)  # no close, no checkpoint: a crash right after the acknowledgement
+
+asyncio.run(main())
+"""
+
+
+async def test_sqlite_acknowledged_writes_survive_a_killed_process(tmp_path: Path) -> None:
+    path = tmp_path / "a2a.db"
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _CRASH, str(path), stdout=subprocess.PIPE
+    )
+    out, _ = await process.communicate()
+    assert out == b"acknowledged\n"
+    store = SqliteTaskStore(path)
+    await store.open()
+    try:
+        got = await store.get("", "t1")
+        assert got is not None
+        assert (got.version, got.task) == (2, b"v2")
+        assert [e.payload for e in await store.events("", "t1")] == [b"e1", b"e2"]
+    finally:
+        await store.close()
+
+
+async def test_sqlite_schema_version_and_idempotent_open(tmp_path: Path) -> None:
+    path = tmp_path / "a2a.db"
+    store = SqliteTaskStore(path)
+    await store.open()
+    await store.open()
+    await store.create(row("t1"), [])
+    await store.close()
+    await store.close()
+    with pytest.raises(StoreError):
+        await store.get("", "t1")
+    await store.open()  # reopen the same object, then a second one on the same file
+    other = SqliteTaskStore(path)
+    await other.open()
+    try:
+        assert await other.get("", "t1") is not None
+        assert await store.count("") == 1
+    finally:
+        await other.close()
+        await store.close()
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    finally:
+        conn.close()
+
+
+async def test_sqlite_errors_are_store_errors(tmp_path: Path) -> None:
+    store = SqliteTaskStore(tmp_path / "missing-dir" / "a2a.db")
+    with pytest.raises(StoreError, match="unable to open"):
+        await store.open()
+    with pytest.raises(StoreError, match="not open"):
+        await store.count("")
+
+
+async def test_sqlite_refuses_a_newer_schema(tmp_path: Path) -> None:
+    path = tmp_path / "a2a.db"
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    with pytest.raises(StoreError, match="newer"):
+        await SqliteTaskStore(path).open()
+
+
+# -- choosing a store ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "path"),
+    [
+        ("sqlite:///abs/dir/x.db", "/abs/dir/x.db"),
+        ("sqlite:relative.db", "relative.db"),
+        ("sqlite:data/a2a.sqlite", "data/a2a.sqlite"),
+        ("tasks.db", "tasks.db"),
+        ("/var/lib/interlink/a2a.sqlite", "/var/lib/interlink/a2a.sqlite"),
+    ],
+)
+def test_open_store_sqlite_forms(url: str, path: str) -> None:
+    store = open_store(url)
+    assert isinstance(store, SqliteTaskStore)
+    assert store.path == Path(path)
+
+
+def test_open_store_memory_and_errors() -> None:
+    assert isinstance(open_store("memory:"), MemoryTaskStore)
+    with pytest.raises(StoreError, match="PostgreSQL store not available yet"):
+        open_store("postgresql://db/interlink")
+    for bad in ("redis://x", "tasks.txt", "sqlite://host/x.db", "sqlite:", "", "http://x.db"):
+        with pytest.raises(StoreError, match="memory:"):
+            open_store(bad)
+
+
+def test_default_store_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INTERLINK_DATA_DIR", str(tmp_path / "explicit"))
+    assert default_store_path() == tmp_path / "explicit" / "a2a.db"
+    assert (tmp_path / "explicit").is_dir()
+    monkeypatch.delenv("INTERLINK_DATA_DIR")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert default_store_path() == tmp_path / "xdg" / "interlink" / "a2a.db"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_store_path() == tmp_path / "home" / ".local" / "share" / "interlink" / "a2a.db"
+    assert os.path.isdir(tmp_path / "home" / ".local" / "share" / "interlink")
