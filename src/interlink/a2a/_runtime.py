@@ -146,13 +146,21 @@ def apply(
 
 
 class Subscription:
-    """One stream's queue of `(seq, StreamResponse bytes)`; bounded, so a slow reader is
-    cut off (`overflowed`) instead of holding everyone up."""
+    """One stream's queue of `(seq, StreamResponse bytes)`, bounded in events and bytes.
 
-    def __init__(self, limit: int, *, close_on_interrupt: bool) -> None:
+    A reader that falls behind the bound is cut off: it still gets what was queued
+    (so it knows the last id it saw), then its stream ends and it resumes with
+    `Last-Event-ID`. The executor and the other streams never wait for it.
+    """
+
+    def __init__(
+        self, limit: int, *, close_on_interrupt: bool, max_bytes: int = 16 * 1024 * 1024
+    ) -> None:
         self.limit = limit
+        self.max_bytes = max_bytes
         self.close_on_interrupt = close_on_interrupt
         self.items: deque[tuple[int, bytes]] = deque()
+        self.queued_bytes = 0
         self.ready = asyncio.Event()
         self.closed = False
         self.overflowed = False
@@ -160,11 +168,12 @@ class Subscription:
     def push(self, seq: int, payload: bytes) -> None:
         if self.closed:
             return
-        if len(self.items) >= self.limit:
+        if len(self.items) >= self.limit or self.queued_bytes + len(payload) > self.max_bytes:
             self.overflowed = True
             self.closed = True
         else:
             self.items.append((seq, payload))
+            self.queued_bytes += len(payload)
         self.ready.set()
 
     def close(self) -> None:
@@ -174,8 +183,10 @@ class Subscription:
     async def next(self) -> tuple[int, bytes] | None:
         """The next event, or `None` when the stream is over."""
         while True:
-            if self.items and not self.overflowed:
-                return self.items.popleft()
+            if self.items:
+                item = self.items.popleft()
+                self.queued_bytes -= len(item[1])
+                return item
             if self.closed:
                 return None
             self.ready.clear()

@@ -1,0 +1,394 @@
+"""The A2A JSON-RPC binding on a real HTTP server: every method, every rule."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import httpx
+import pytest
+
+from interlink.a2a import A2AApp, create_app
+from interlink.a2a import types as t
+from tests.a2a.agents import Scripted, card, message
+from tests.a2a.conftest import VERSION, Json, Served
+
+Serve = Callable[[A2AApp], Awaitable[Served]]
+
+
+def error_of(answer: Json) -> tuple[object, str]:
+    error = answer["error"]
+    assert isinstance(error, dict), answer
+    data = error.get("data")
+    reason = ""
+    if isinstance(data, list) and data and isinstance(data[0], dict):
+        reason = str(data[0].get("reason", ""))
+    return error["code"], reason
+
+
+@pytest.fixture
+async def agent() -> Scripted:
+    return Scripted()
+
+
+@pytest.fixture
+async def server(serve: Serve, agent: Scripted) -> Served:
+    return await serve(create_app(agent, card()))
+
+
+def task_of(result: Json) -> Json:
+    task = result["task"]
+    assert isinstance(task, dict)
+    return task
+
+
+async def test_agent_card_with_caching_headers(server: Served) -> None:
+    url = server.url + ".well-known/agent-card.json"
+    response = await server.client.get(url)
+    assert response.status_code == 200
+    assert response.json()["name"] == "test agent"
+    assert "max-age" in response.headers["cache-control"]
+    assert response.headers["last-modified"]
+    etag = response.headers["etag"]
+    again = await server.client.get(url, headers={"If-None-Match": etag})
+    assert again.status_code == 304
+    assert (await server.client.get(server.url + "nope")).status_code == 404
+
+
+async def test_version_is_checked_on_every_call(server: Served) -> None:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}
+    missing = (await server.client.post(server.url, json=body)).json()
+    assert error_of(missing) == (-32009, "VERSION_NOT_SUPPORTED")
+    assert missing["error"]["data"][0]["metadata"]["supported"] == "1.0"
+    future = (
+        await server.client.post(server.url, json=body, headers={"A2A-Version": "2.0"})
+    ).json()
+    assert error_of(future)[0] == -32009
+    by_query = (await server.client.post(server.url + "?A2A-Version=1.0", json=body)).json()
+    assert error_of(by_query)[0] == -32001  # past the version check: the task is unknown
+
+
+async def test_required_extensions_and_echo_of_activated_ones(serve: Serve) -> None:
+    extensions = [
+        t.AgentExtension(uri="urn:x:required", required=True),
+        t.AgentExtension(uri="urn:x:optional"),
+    ]
+    app = create_app(Scripted(), card(extensions=extensions))
+    server = await serve(app)
+    assert error_of(await server.call("SendMessage", message("hi")))[0] == -32008
+    response = await server.client.post(
+        server.url,
+        json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": message("hi")},
+        headers={**VERSION, "A2A-Extensions": "urn:x:required, urn:x:optional, urn:x:unknown"},
+    )
+    assert "result" in response.json()
+    assert response.headers["a2a-extensions"] == "urn:x:optional, urn:x:required"
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        (b"{nope", -32700),
+        (b'[{"jsonrpc":"2.0","id":1,"method":"GetTask"}]', -32600),
+        (b'{"jsonrpc":"2.0","id":1,"method":"Fly"}', -32601),
+        (b'{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":5}}', -32602),
+        (
+            b'{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"status":"TASK_STATE_NAPPING"}}',
+            -32602,
+        ),
+    ],
+)
+async def test_bad_requests_get_http_200_and_their_code(
+    server: Served, body: bytes, code: int
+) -> None:
+    response = await server.client.post(server.url, content=body, headers=VERSION)
+    assert response.status_code == 200
+    assert response.json()["error"]["code"] == code
+    # and the server goes on serving
+    assert "result" in await server.call("SendMessage", message("after"))
+
+
+async def test_field_violations_are_readable(server: Served) -> None:
+    answer = await server.call("ListTasks", {"status": "TASK_STATE_NAPPING", "pageSize": 500})
+    code, reason = error_of(answer)
+    assert (code, reason) == (-32602, "INVALID_PARAMS")
+    details = answer["error"]["data"][1]  # type: ignore[index]
+    assert details["@type"] == "type.googleapis.com/google.rpc.BadRequest"
+    assert details["fieldViolations"][0]["field"] == "status"
+    assert "TASK_STATE_NAPPING" in details["fieldViolations"][0]["description"]
+
+
+async def test_notifications_are_not_answered(server: Served) -> None:
+    response = await server.client.post(
+        server.url,
+        json={"jsonrpc": "2.0", "method": "GetTask", "params": {"id": "x"}},
+        headers=VERSION,
+    )
+    assert response.status_code == 204
+    assert response.content == b""
+
+
+async def test_a_body_over_the_limit_is_refused_without_reading_it_all(serve: Serve) -> None:
+    server = await serve(create_app(Scripted(), card(), max_body=1024))
+    response = await server.client.post(server.url, content=b"x" * 100_000, headers=VERSION)
+    answer = response.json()
+    assert answer["error"]["code"] == -32600
+    assert answer["error"]["data"]["limit"] == 1024
+    assert "result" in await server.call("SendMessage", message("small"))
+
+
+async def test_blocking_send_returns_the_finished_task(server: Served) -> None:
+    task = task_of(await server.result("SendMessage", message("echo hello")))
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"  # type: ignore[index]
+    assert task["artifacts"][0]["parts"] == [{"text": "hello"}]  # type: ignore[index]
+    assert task["history"][0]["parts"] == [{"text": "echo hello"}]  # type: ignore[index]
+
+
+async def test_return_immediately(server: Served, agent: Scripted) -> None:
+    params = {**message("slow"), "configuration": {"returnImmediately": True}}
+    task = task_of(await server.result("SendMessage", params))
+    assert task["status"]["state"] in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")  # type: ignore[index]
+    agent.release.set()
+
+
+async def test_history_length(server: Served) -> None:
+    task = task_of(await server.result("SendMessage", message("ask")))
+    task_id = task["id"]
+    assert len(task["history"]) == 2  # type: ignore[arg-type]  # the user's and the agent's question
+    got = await server.result("GetTask", {"id": task_id, "historyLength": 1})
+    assert len(got["history"]) == 1  # type: ignore[arg-type]
+    assert got["history"][0]["parts"] == [{"text": "say more"}]  # type: ignore[index]
+    assert "history" not in await server.result("GetTask", {"id": task_id, "historyLength": 0})
+    assert error_of(await server.call("GetTask", {"id": task_id, "historyLength": -1}))[0] == -32602
+
+
+async def test_follow_ups_take_the_context_from_the_task(server: Served) -> None:
+    first = task_of(await server.result("SendMessage", message("ask")))
+    assert first["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"  # type: ignore[index]
+    follow = task_of(
+        await server.result("SendMessage", message("details", taskId=str(first["id"])))
+    )
+    assert follow["id"] == first["id"]
+    assert follow["contextId"] == first["contextId"]
+    assert follow["status"]["state"] == "TASK_STATE_COMPLETED"  # type: ignore[index]
+    assert follow["artifacts"][0]["parts"] == [{"text": "got details"}]  # type: ignore[index]
+    # the finished task takes no more messages
+    again = await server.call("SendMessage", message("more", taskId=str(first["id"])))
+    assert error_of(again) == (-32004, "UNSUPPORTED_OPERATION")
+
+
+async def test_follow_up_errors(server: Served) -> None:
+    first = task_of(await server.result("SendMessage", message("ask")))
+    mismatch = message("x", taskId=str(first["id"]), contextId="another")
+    assert error_of(await server.call("SendMessage", mismatch))[0] == -32602
+    unknown = message("x", taskId="no-such-task")
+    assert error_of(await server.call("SendMessage", unknown)) == (-32001, "TASK_NOT_FOUND")
+
+
+async def test_direct_message(server: Served) -> None:
+    result = await server.result("SendMessage", message("message"))
+    assert result["message"]["parts"] == [{"text": "direct"}]  # type: ignore[index]
+    assert "task" not in result
+
+
+async def test_executor_exception_fails_the_task_with_a_reason(server: Served) -> None:
+    task = task_of(await server.result("SendMessage", message("boom")))
+    status = task["status"]
+    assert status["state"] == "TASK_STATE_FAILED"  # type: ignore[index]
+    assert "the agent broke" in status["message"]["parts"][0]["text"]  # type: ignore[index]
+
+
+async def test_events_after_a_terminal_state_are_refused(server: Served, agent: Scripted) -> None:
+    task = task_of(await server.result("SendMessage", message("twice")))
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"  # type: ignore[index]
+    assert agent.after_terminal
+    assert "no event may follow" in str(agent.after_terminal[0])
+
+
+async def test_an_executor_that_publishes_nothing(server: Served) -> None:
+    assert error_of(await server.call("SendMessage", message("silent")))[0] == -32006
+
+
+async def test_streaming_starts_with_the_task_and_ends_at_completion(server: Served) -> None:
+    events = await server.stream("SendStreamingMessage", message("chunks 5"))
+    kinds = [next(iter(e["result"])) for _, e in events]  # type: ignore[call-overload]
+    assert kinds == ["task", "statusUpdate", *["artifactUpdate"] * 5, "statusUpdate"]
+    ids = [int(i) for i, _ in events if i is not None]
+    assert ids == sorted(ids)
+    assert len(ids) == len(events)
+    last = events[-1][1]["result"]["statusUpdate"]["status"]["state"]  # type: ignore[index]
+    assert last == "TASK_STATE_COMPLETED"
+
+
+async def test_a_follow_up_stream_starts_with_the_task_too(server: Served) -> None:
+    first = await server.stream("SendStreamingMessage", message("ask"))
+    assert next(iter(first[0][1]["result"])) == "task"  # type: ignore[call-overload]
+    task_id = first[0][1]["result"]["task"]["id"]  # type: ignore[index]
+    follow = await server.stream("SendStreamingMessage", message("now", taskId=task_id))
+    kinds = [next(iter(e["result"])) for _, e in follow]  # type: ignore[call-overload]
+    assert kinds[0] == "task"
+    assert kinds[-1] == "statusUpdate"
+
+
+async def test_subscribe(server: Served, agent: Scripted) -> None:
+    params = {**message("slow"), "configuration": {"returnImmediately": True}}
+    task = task_of(await server.result("SendMessage", params))
+    await agent.started.wait()
+    subscribers = [
+        asyncio.create_task(server.stream("SubscribeToTask", {"id": task["id"]})) for _ in range(3)
+    ]
+    await asyncio.sleep(0.1)  # let the three streams attach; correctness is asserted below
+    agent.release.set()
+    streams = await asyncio.gather(*subscribers)
+    for events in streams:
+        assert next(iter(events[0][1]["result"])) == "task"  # type: ignore[call-overload]
+        assert events[-1][1]["result"]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"  # type: ignore[index]
+    seen = [[(event_id, event["result"]) for event_id, event in events] for events in streams]
+    assert seen[0] == seen[1] == seen[2]  # the same events, ids and order on every stream
+    terminal = await server.call("SubscribeToTask", {"id": task["id"]})
+    assert error_of(terminal) == (-32004, "UNSUPPORTED_OPERATION")
+    assert error_of(await server.call("SubscribeToTask", {"id": "nope"}))[0] == -32001
+
+
+async def test_subscribe_resumes_after_last_event_id(server: Served) -> None:
+    task = task_of(await server.result("SendMessage", message("ask")))
+    events = await server.stream("SendStreamingMessage", message("go on", taskId=str(task["id"])))
+    assert events  # the task is completed now; resume on a running one instead:
+    params = {**message("chunks 3"), "configuration": {"returnImmediately": True}}
+    await server.result("SendMessage", params)
+    # resuming a finished stream is -32004; the log itself is checked in the store tests
+
+
+async def test_list_tasks(server: Served) -> None:
+    ids = [
+        task_of(await server.result("SendMessage", message(f"echo {i}")))["id"] for i in range(7)
+    ]
+    page = await server.result("ListTasks", {"pageSize": 3})
+    assert page["totalSize"] == 7
+    assert page["pageSize"] == 3
+    seen = [task["id"] for task in page["tasks"]]  # type: ignore[attr-defined]
+    while page["nextPageToken"]:
+        page = await server.result("ListTasks", {"pageSize": 3, "pageToken": page["nextPageToken"]})
+        seen += [task["id"] for task in page["tasks"]]  # type: ignore[attr-defined]
+    assert sorted(map(str, seen)) == sorted(map(str, ids))
+    assert len(seen) == len(set(seen))
+    assert page["nextPageToken"] == ""
+    assert all("artifacts" not in task for task in page["tasks"])  # type: ignore[attr-defined]
+    with_artifacts = await server.result("ListTasks", {"includeArtifacts": True, "pageSize": 1})
+    assert "artifacts" in with_artifacts["tasks"][0]  # type: ignore[index]
+    newest_first = await server.result("ListTasks", {})
+    times = [task["status"]["timestamp"] for task in newest_first["tasks"]]  # type: ignore[attr-defined]
+    assert times == sorted(times, reverse=True)
+    assert error_of(await server.call("ListTasks", {"pageSize": 0}))[0] == -32602
+    assert error_of(await server.call("ListTasks", {"pageToken": "!!"}))[0] == -32602
+    one = task_of(await server.result("SendMessage", message("ask")))
+    by_context = await server.result("ListTasks", {"contextId": one["contextId"]})
+    assert [task["id"] for task in by_context["tasks"]] == [one["id"]]  # type: ignore[attr-defined]
+    waiting = await server.result("ListTasks", {"status": "TASK_STATE_INPUT_REQUIRED"})
+    assert [task["id"] for task in waiting["tasks"]] == [one["id"]]  # type: ignore[attr-defined]
+
+
+async def test_cancel(server: Served, agent: Scripted) -> None:
+    params = {**message("slow"), "configuration": {"returnImmediately": True}}
+    running = task_of(await server.result("SendMessage", params))
+    await agent.started.wait()
+    canceled = await server.result("CancelTask", {"id": running["id"]})
+    assert canceled["status"]["state"] == "TASK_STATE_CANCELED"  # type: ignore[index]
+    assert agent.cancels == [running["id"]]
+    again = await server.result("CancelTask", {"id": running["id"]})  # idempotent
+    assert again["status"]["state"] == "TASK_STATE_CANCELED"  # type: ignore[index]
+    done = task_of(await server.result("SendMessage", message("echo x")))
+    assert error_of(await server.call("CancelTask", {"id": done["id"]})) == (
+        -32002,
+        "TASK_NOT_CANCELABLE",
+    )
+    waiting = task_of(await server.result("SendMessage", message("ask")))
+    canceled = await server.result("CancelTask", {"id": waiting["id"]})
+    assert canceled["status"]["state"] == "TASK_STATE_CANCELED"  # type: ignore[index]
+    assert error_of(await server.call("CancelTask", {"id": "nope"}))[0] == -32001
+
+
+async def test_push_config_crud(server: Served) -> None:
+    task = task_of(await server.result("SendMessage", message("ask")))
+    config = {"taskId": task["id"], "url": "https://example.invalid/hook", "token": "tok"}
+    created = await server.result("CreateTaskPushNotificationConfig", config)
+    assert created["id"]
+    assert created["taskId"] == task["id"]
+    got = await server.result(
+        "GetTaskPushNotificationConfig", {"taskId": task["id"], "id": created["id"]}
+    )
+    assert got == created
+    listed = await server.result("ListTaskPushNotificationConfigs", {"taskId": task["id"]})
+    assert listed["configs"] == [created]
+    for _ in range(2):  # idempotent
+        answer = await server.call(
+            "DeleteTaskPushNotificationConfig", {"taskId": task["id"], "id": created["id"]}
+        )
+        assert answer["result"] is None
+    gone = await server.call(
+        "GetTaskPushNotificationConfig", {"taskId": task["id"], "id": created["id"]}
+    )
+    assert error_of(gone)[0] == -32001
+
+
+async def test_push_and_streaming_need_their_capabilities(serve: Serve) -> None:
+    server = await serve(create_app(Scripted(), card(streaming=False, push_notifications=False)))
+    task = task_of(await server.result("SendMessage", message("ask")))
+    config = {"taskId": task["id"], "url": "https://example.invalid/hook"}
+    assert error_of(await server.call("CreateTaskPushNotificationConfig", config))[0] == -32003
+    inline = {
+        **message("x"),
+        "configuration": {"taskPushNotificationConfig": {"url": "https://h/"}},
+    }
+    assert error_of(await server.call("SendMessage", inline))[0] == -32003
+    assert error_of(await server.call("SendStreamingMessage", message("x")))[0] == -32004
+    assert error_of(await server.call("GetExtendedAgentCard"))[0] == -32004
+
+
+async def test_extended_card(serve: Serve) -> None:
+    declared = await serve(create_app(Scripted(), card(extended_agent_card=True)))
+    assert error_of(await declared.call("GetExtendedAgentCard"))[0] == -32007
+    extended = t.AgentCard(name="secret", capabilities=t.AgentCapabilities())
+    configured = await serve(
+        create_app(Scripted(), card(extended_agent_card=True), extended_card=extended)
+    )
+    assert (await configured.result("GetExtendedAgentCard"))["name"] == "secret"
+
+
+async def test_200_concurrent_sends_make_200_tasks(server: Served) -> None:
+    results = await asyncio.gather(
+        *(server.result("SendMessage", message(f"echo {i}")) for i in range(200))
+    )
+    ids = {task_of(r)["id"] for r in results}
+    assert len(ids) == 200
+    assert all(task_of(r)["status"]["state"] == "TASK_STATE_COMPLETED" for r in results)  # type: ignore[index]
+
+
+async def test_a_stream_that_stops_reading_is_cut_off_without_slowing_the_others(
+    serve: Serve,
+) -> None:
+    agent = Scripted()
+    server = await serve(create_app(agent, card(), stream_queue_limit=16))
+    params = {**message("big 300"), "configuration": {"returnImmediately": True}}
+    task = task_of(await server.result("SendMessage", params))
+    await agent.started.wait()
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task["id"]}}
+    stalled = httpx.AsyncClient(timeout=30)
+    try:
+        async with stalled.stream("POST", server.url, json=body, headers=VERSION) as response:
+            assert response.status_code == 200
+            reader = asyncio.create_task(server.stream("SubscribeToTask", {"id": task["id"]}))
+            await asyncio.sleep(0.1)  # both streams attached before the agent starts
+            agent.release.set()
+            events = await reader  # a client that reads gets every event to the end
+            assert len(events) == 1 + 300 + 1
+            final = events[-1][1]["result"]["statusUpdate"]["status"]["state"]  # type: ignore[index]
+            assert final == "TASK_STATE_COMPLETED"
+            # the stalled client was cut off: its stream ended before the task did
+            received = b""
+            async for chunk in response.aiter_bytes():
+                received += chunk
+            assert received.count(b"\ndata: ") + received.startswith(b"data: ") < 302
+            assert b"TASK_STATE_COMPLETED" not in received
+    finally:
+        await stalled.aclose()
