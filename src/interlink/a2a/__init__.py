@@ -8,6 +8,7 @@ Types: `interlink.a2a.types`.
 
 from interlink.a2a import types
 from interlink.a2a._app import create_app, with_interface
+from interlink.a2a._auth import ApiKeyAuth, Authenticator, BearerAuth
 from interlink.a2a._errors import (
     A2AError,
     ContentTypeNotSupported,
@@ -33,6 +34,7 @@ from interlink.a2a._http import A2AApp
 from interlink.a2a._server import A2AServer, Authorize, Call, owner_only
 from interlink.a2a._store import StoreError, TaskStore
 from interlink.a2a._store_url import default_store_path, open_store
+from interlink.a2a._tenants import TenantRouter
 
 __all__ = [
     # writing an agent
@@ -51,6 +53,11 @@ __all__ = [
     "create_app",
     "owner_only",
     "with_interface",
+    "TenantRouter",
+    # authentication
+    "ApiKeyAuth",
+    "Authenticator",
+    "BearerAuth",
     # storing tasks
     "StoreError",
     "TaskStore",

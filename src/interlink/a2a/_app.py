@@ -8,14 +8,16 @@ or a URL such as `sqlite:///var/lib/agent.db`), or later `app.use_store(...)` (t
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 import msgspec
 
+from interlink.a2a._auth import Authenticator
 from interlink.a2a._executor import AgentExecutor
 from interlink.a2a._http import A2AApp
 from interlink.a2a._server import A2AServer, Authorize, owner_only
 from interlink.a2a._store import TaskStore
-from interlink.a2a._types import AgentCard, AgentInterface
+from interlink.a2a._types import AgentCard, AgentInterface, SecurityRequirement, StringList
 
 __all__ = ["create_app", "with_interface"]
 
@@ -41,10 +43,23 @@ def create_app(
     max_body: int = 16 * 1024 * 1024,
     keepalive: float = 15.0,
     stream_queue_limit: int = 1024,
+    auth: Sequence[Authenticator] = (),
 ) -> A2AApp:
     """The ASGI app serving `executor`: JSON-RPC at `rpc_path`, SSE, the agent card at
     `/.well-known/agent-card.json`. Serve it with uvicorn, or mount it in Starlette or
-    FastAPI."""
+    FastAPI.
+
+    `auth`: authenticators for the card's security schemes (`ApiKeyAuth`, `BearerAuth`,
+    or your own); when given, a call without valid credentials gets HTTP 401, the card
+    lists the schemes, and each task belongs to the principal that created it."""
+    if auth and not card.security_schemes:
+        card = msgspec.structs.replace(
+            card,
+            security_schemes={a.name: a.scheme() for a in auth},
+            security_requirements=[
+                SecurityRequirement(schemes={a.name: StringList()}) for a in auth
+            ],
+        )
     if isinstance(store, str):
         from interlink.a2a._store_url import open_store
 
@@ -61,4 +76,6 @@ def create_app(
         authorize=authorize,
         stream_queue_limit=stream_queue_limit,
     )
-    return A2AApp(server, rpc_path=rpc_path, max_body=max_body, keepalive=keepalive)
+    return A2AApp(
+        server, rpc_path=rpc_path, max_body=max_body, keepalive=keepalive, authenticators=auth
+    )

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from email.utils import formatdate
 from typing import cast
 from urllib.parse import parse_qs
@@ -25,6 +26,7 @@ from urllib.parse import parse_qs
 import msgspec
 
 from interlink.a2a import _codec
+from interlink.a2a._auth import Authenticator
 from interlink.a2a._errors import ExtensionSupportRequired, VersionNotSupported, bad_request
 from interlink.a2a._methods import METHODS
 from interlink.a2a._server import A2AServer, Call, Stream
@@ -48,6 +50,8 @@ logger = logging.getLogger("interlink.a2a")
 
 SUPPORTED_VERSIONS = ("1.0",)
 CARD_PATH = "/.well-known/agent-card.json"
+#: the ASGI scope key under which a tenant router passes the tenant of the URL
+TENANT_SCOPE_KEY = "interlink.tenant"
 
 Scope = MutableMapping[str, object]
 Message = MutableMapping[str, object]
@@ -79,11 +83,13 @@ class A2AApp:
         rpc_path: str = "/",
         max_body: int = 16 * 1024 * 1024,
         keepalive: float = 15.0,
+        authenticators: Sequence[Authenticator] = (),
     ) -> None:
         self.server = server
         self.rpc_path = rpc_path
         self.max_body = max_body
         self.keepalive = keepalive
+        self.authenticators = tuple(authenticators)
         self._card = _codec.encode(server.card)
         self._etag = b'"' + hashlib.sha256(self._card).hexdigest()[:32].encode() + b'"'
         self._modified = formatdate(usegmt=True).encode()
@@ -147,7 +153,28 @@ class A2AApp:
 
     # -- JSON-RPC ---------------------------------------------------------------------
 
+    async def _authenticate(self, scope: Scope) -> str | None:
+        """The caller's principal; "" when the agent needs no authentication."""
+        if not self.authenticators:
+            return ""
+        request = _HttpRequest(scope)
+        for authenticator in self.authenticators:
+            principal = await authenticator.authenticate(request)
+            if principal is not None:
+                return principal
+        return None
+
     async def _rpc(self, scope: Scope, receive: Receive, send: Send) -> None:
+        principal = await self._authenticate(scope)
+        if principal is None:
+            challenge = ", ".join(a.challenge() for a in self.authenticators).encode()
+            await _plain(
+                send,
+                401,
+                b'{"error":"authentication required"}',
+                [(b"www-authenticate", challenge)],
+            )
+            return
         body = await _read_body(receive, self.max_body)
         if body is None:
             error = oversize(self.max_body + 1, self.max_body).response()
@@ -168,7 +195,7 @@ class A2AApp:
         headers = _headers(scope)
         extra: list[tuple[bytes, bytes]] = []
         try:
-            call = self._call(scope, headers)
+            call = self._call(scope, headers, principal)
             if call.extensions:
                 extra.append((b"a2a-extensions", ", ".join(sorted(call.extensions)).encode()))
             result = await self._dispatch(message, call, headers)
@@ -184,7 +211,7 @@ class A2AApp:
         else:
             await self._stream(message.id, result, receive, send, extra)
 
-    def _call(self, scope: Scope, headers: dict[str, str]) -> Call:
+    def _call(self, scope: Scope, headers: dict[str, str], principal: str) -> Call:
         version = headers.get("a2a-version", "").strip()
         if not version:
             query = parse_qs(cast(bytes, scope.get("query_string", b"")).decode("latin-1"))
@@ -203,7 +230,12 @@ class A2AApp:
                 f"activate the required extension(s): {', '.join(sorted(missing))}",
                 extensions=",".join(sorted(missing)),
             )
-        return Call(extensions=frozenset(requested & self._supported_extensions), headers=headers)
+        return Call(
+            principal=principal,
+            tenant=cast(str, scope.get(TENANT_SCOPE_KEY, "")),
+            extensions=frozenset(requested & self._supported_extensions),
+            headers=headers,
+        )
 
     async def _dispatch(
         self, request: Request[msgspec.Raw], call: Call, headers: dict[str, str]
@@ -216,6 +248,13 @@ class A2AApp:
             params = _codec.decode(method.params, raw)
         except _codec.ValidationError as exc:
             raise bad_request((v.field, v.description) for v in exc.violations) from None
+        tenant = getattr(params, "tenant", "")
+        if tenant and tenant != call.tenant:
+            if call.tenant:
+                raise bad_request(
+                    [("tenant", f"differs from the tenant {call.tenant!r} of the URL")]
+                )
+            call = dataclasses.replace(call, tenant=tenant)
         server = self.server
         name = request.method
         result: object
@@ -315,6 +354,14 @@ class A2AApp:
                 await events.aclose()  # type: ignore[attr-defined]
         with contextlib.suppress(OSError):
             await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+class _HttpRequest:
+    """What authenticators see of a request."""
+
+    def __init__(self, scope: Scope) -> None:
+        self.headers = _headers(scope)
+        self.query = parse_qs(cast(bytes, scope.get("query_string", b"")).decode("latin-1"))
 
 
 def _envelope(id: object, result: bytes) -> bytes:

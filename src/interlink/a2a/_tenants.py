@@ -1,0 +1,110 @@
+"""Multi-tenancy: one server, one agent per tenant, tenants never see each other.
+
+`TenantRouter` routes `/{tenant}/...` to that tenant's app (its card at
+`/{tenant}/.well-known/agent-card.json`, its JSON-RPC at `/{tenant}/`), passing the
+tenant in the ASGI scope so every task operation is scoped to it; a request to `/`
+whose params carry a `tenant` field is routed by that field. An unknown tenant is HTTP
+404. The apps may share one store: every row is keyed by tenant.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import cast
+
+from interlink.a2a._http import TENANT_SCOPE_KEY, A2AApp, Message, Receive, Scope, Send
+
+__all__ = ["TenantRouter"]
+
+_NOT_FOUND = b'{"error":"unknown tenant"}'
+
+
+class TenantRouter:
+    """ASGI app dispatching to one `A2AApp` per tenant."""
+
+    def __init__(self, tenants: Mapping[str, A2AApp], *, max_body: int = 16 * 1024 * 1024) -> None:
+        if not tenants:
+            raise ValueError("a tenant router needs at least one tenant")
+        self.tenants = dict(tenants)
+        self.max_body = max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        path = cast(str, scope["path"])
+        name, _, rest = path.lstrip("/").partition("/")
+        if name in self.tenants:
+            inner = dict(scope)
+            inner["path"] = "/" + rest
+            inner["root_path"] = cast(str, scope.get("root_path", "")) + "/" + name
+            inner[TENANT_SCOPE_KEY] = name
+            await self.tenants[name](inner, receive, send)
+            return
+        if path == "/" and scope["method"] == "POST":
+            await self._by_field(scope, receive, send)
+            return
+        await _respond(send, 404, _NOT_FOUND)
+
+    async def _by_field(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """`POST /` with `params.tenant`: read the body, then replay it to the tenant."""
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            chunk = cast(bytes, message.get("body", b""))
+            size += len(chunk)
+            if size > self.max_body:
+                await _respond(send, 413, b'{"error":"request body too large"}')
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False) or message["type"] == "http.disconnect":
+                break
+        body = b"".join(chunks)
+        try:
+            params = json.loads(body).get("params") or {}
+            tenant = params.get("tenant", "") if isinstance(params, dict) else ""
+        except (ValueError, AttributeError):
+            tenant = ""
+        app = self.tenants.get(tenant) if isinstance(tenant, str) else None
+        if app is None:
+            await _respond(send, 404, _NOT_FOUND)
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        inner = dict(scope)
+        inner[TENANT_SCOPE_KEY] = tenant
+        await app(inner, replay, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    for app in self.tenants.values():
+                        await app.server.startup()
+                except Exception as exc:
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                for app in self.tenants.values():
+                    await app.server.shutdown()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+async def _respond(send: Send, status: int, body: bytes) -> None:
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
