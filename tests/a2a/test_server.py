@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 import httpx
 import pytest
 
-from interlink.a2a import A2AApp, create_app
+from interlink.a2a import A2AApp, Call, create_app
 from interlink.a2a import types as t
 from tests.a2a.agents import Scripted, card, message
 from tests.a2a.conftest import VERSION, Json, Served
@@ -392,3 +392,57 @@ async def test_a_stream_that_stops_reading_is_cut_off_without_slowing_the_others
             assert b"TASK_STATE_COMPLETED" not in received
     finally:
         await stalled.aclose()
+
+
+async def test_idle_interrupted_tasks_are_only_rows(server: Served) -> None:
+    task = task_of(await server.result("SendMessage", message("ask")))
+    assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"  # type: ignore[index]
+    live = server.app.server.live.get(("", str(task["id"])))
+    if live is not None and live.runner is not None:
+        await live.runner  # the executor returned after asking...
+        await asyncio.sleep(0)  # ...and its done-callback runs on the next loop turn
+    assert server.app.server.live == {}
+    row = await server.app.server.store.get("", str(task["id"]))
+    assert row is not None
+    assert row.state == "TASK_STATE_INPUT_REQUIRED"
+
+
+class Resumable(Scripted):
+    resumable = True
+
+
+async def test_resumable_executors_are_rerun_after_a_restart(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from interlink.a2a._runtime import task_row
+    from interlink.a2a._store_sqlite import SqliteTaskStore
+
+    assert isinstance(tmp_path, Path)
+    path = tmp_path / "tasks.db"
+    store = SqliteTaskStore(path)
+    await store.open()
+    user = t.Message(message_id="u", role=t.Role.ROLE_USER, parts=[t.Part(text="echo again")])
+    working = t.Task(
+        id="t1",
+        context_id="c1",
+        status=t.TaskStatus(state=t.TaskState.TASK_STATE_WORKING),
+        history=[user],
+    )
+    await store.create(task_row(working, tenant="", owner=""), [])
+    await store.close()
+
+    from interlink.a2a import A2AServer
+
+    server = A2AServer(Resumable(), card(), SqliteTaskStore(path))
+    await server.startup()
+    try:
+        live = server.live.get(("", "t1"))
+        if live is not None and live.runner is not None:
+            await asyncio.wait_for(asyncio.shield(live.runner), 10)
+        row = await server.store.get("", "t1")
+        assert row is not None
+        assert row.state == "TASK_STATE_COMPLETED"
+        task = await server.get_task(t.GetTaskRequest(id="t1"), Call())
+        assert task.artifacts[0].parts[0].text == "again"
+    finally:
+        await server.shutdown()
