@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from interlink import __version__
 from interlink.acp import Agent, SessionNotFound, run_agent
 from interlink.acp import schema as s
+from interlink.jsonrpc import RpcError
 
 
 @dataclass
@@ -134,7 +135,16 @@ class ExampleAgent(Agent):
         await self.client.session_update(
             session_id, s.ToolCallUpdated(tool_call_id="call_1", status="in_progress")
         )
-        content = await self.client.read_text_file(session_id, os.path.join(session.cwd, path))
+        try:
+            content = await self.client.read_text_file(session_id, os.path.join(session.cwd, path))
+        except RpcError as exc:  # the client refused or could not read it
+            failed = s.ToolCallUpdated(
+                tool_call_id="call_1",
+                status="failed",
+                content=[s.Content(content=s.TextContent(text=f"could not read {path}: {exc}"))],
+            )
+            await self.client.session_update(session_id, failed)
+            return s.PromptResponse(stop_reason="end_turn")
         await self.client.session_update(
             session_id,
             s.ToolCallUpdated(

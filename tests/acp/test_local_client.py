@@ -23,7 +23,7 @@ from interlink.acp import (
 )
 from interlink.acp import schema as s
 from interlink.acp._local import LocalClient, allow_first
-from interlink.jsonrpc import InvalidParams, ResourceNotFound
+from interlink.jsonrpc import InternalError, InvalidParams, ResourceNotFound
 from tests.aio.conftest import stream_pair
 
 PY = sys.executable
@@ -147,6 +147,13 @@ async def test_directories_and_binary_files_are_invalid_params(setup: Setup) -> 
         await read(setup, setup.root / "blob.bin")
 
 
+async def test_unresolvable_paths_are_invalid_params(setup: Setup) -> None:
+    (setup.root / "loop").symlink_to(setup.root / "loop")
+    for path in [f"{setup.root}/loop", f"{setup.root}/nul\0byte"]:
+        with pytest.raises(InvalidParams):
+            await read(setup, path)
+
+
 async def test_write_creates_overwrites_and_makes_parents(setup: Setup) -> None:
     target = setup.root / "new" / "dir" / "file.txt"
     await setup.client.write_text_file(setup.session, str(target), "héllo\r\n")
@@ -195,6 +202,8 @@ async def test_shell_command_line_without_args(setup: Setup) -> None:
 
 async def test_terminal_cwd_outside_root_and_missing_command_are_refused(setup: Setup) -> None:
     with pytest.raises(InvalidParams):
+        await setup.client.create_terminal(setup.session, "true", cwd=str(setup.root / "notes.txt"))
+    with pytest.raises(InvalidParams):
         await setup.client.create_terminal(setup.session, "true", cwd=str(setup.outside))
     with pytest.raises(InvalidParams):
         await setup.client.create_terminal(setup.session, "no-such-command-here", ["x"])
@@ -238,11 +247,15 @@ async def test_kill_keeps_the_id_and_reports_the_signal(setup: Setup) -> None:
 
 
 def gone(pid: int) -> bool:
+    """No such process, or only its zombie (a container's init may never reap it)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return True
-    return False
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return False
 
 
 async def test_release_kills_and_forgets(setup: Setup) -> None:
@@ -256,6 +269,25 @@ async def test_release_kills_and_forgets(setup: Setup) -> None:
         await terminal.output()
     with pytest.raises(ResourceNotFound):
         await terminal.kill()
+
+
+async def test_a_background_grandchild_neither_blocks_exit_nor_outlives_release(
+    setup: Setup,
+) -> None:
+    terminal = await setup.client.create_terminal(setup.session, "sh", ["-c", "sleep 60 & echo $!"])
+    done = await terminal.wait_for_exit()  # the grandchild still holds the output pipe
+    assert (done.exit_code, done.signal) == (0, None)
+    grandchild = int((await terminal.output()).output)
+    assert not gone(grandchild)
+    await terminal.release()
+    assert await wait_gone(grandchild)
+
+
+async def wait_gone(pid: int) -> bool:
+    """A killed grandchild is not our child: poll (bounded by the fixture) until it died."""
+    while not gone(pid):  # noqa: ASYNC110 - nothing to await: another process's state
+        await asyncio.sleep(0.02)
+    return True
 
 
 async def test_unknown_terminal_and_other_sessions_terminal(setup: Setup) -> None:
@@ -314,6 +346,17 @@ async def test_permission_callback_decides(setup: Setup) -> None:
     assert seen == ["Edit"]
     setup.local.ask_permission = allow_first
     assert await ask(setup, OPTIONS) == s.SelectedPermissionOutcome(option_id="yes")
+
+
+async def test_a_policy_choosing_an_option_not_offered_is_an_internal_error(
+    setup: Setup,
+) -> None:
+    async def confused(request: s.RequestPermissionRequest) -> str | None:
+        return "maybe"
+
+    setup.local.ask_permission = confused
+    with pytest.raises(InternalError):
+        await ask(setup, OPTIONS)
 
 
 async def test_updates_reach_the_callback_in_order(setup: Setup) -> None:

@@ -601,3 +601,20 @@ async def test_invalid_result_from_the_peer_raises_at_the_caller(
 
 def test_invalid_params_class_is_exported() -> None:
     assert InvalidParams.CODE == -32602
+
+
+async def test_an_error_from_a_call_to_the_peer_is_not_passed_on_as_the_answer(
+    pair: tuple[Connection, Connection],
+) -> None:
+    a, b = pair
+
+    async def relay(params: Note) -> str:
+        return await b.request(WAIT, params)  # a answers this with -32601 (no handler)
+
+    b.on_request(WAIT, relay)
+    async with a, b, asyncio.timeout(5):
+        with pytest.raises(RpcError) as info:
+            await a.request(WAIT, Note("x"))
+        assert info.value.code == -32603  # not the -32601 of the inner call
+        assert "Method not found" in str(info.value.data)
+        assert info.value.from_peer

@@ -15,6 +15,13 @@ from interlink.acp._endpoint import (
     ProtocolVersionError,
     SessionNotFound,
 )
+from interlink.acp._local import (
+    LocalClient,
+    PermissionPolicy,
+    UpdateHandler,
+    allow_first,
+    reject_first,
+)
 from interlink.acp._process import AgentExited, AgentProcess, run_agent, serve_agent, spawn_agent
 from interlink.acp._transcript import ToolCallState, Transcript
 
@@ -34,6 +41,11 @@ __all__ = [
     "spawn_agent",
     "Transcript",
     "ToolCallState",
+    "LocalClient",
+    "PermissionPolicy",
+    "UpdateHandler",
+    "allow_first",
+    "reject_first",
     # protocol
     "LATEST_PROTOCOL_VERSION",
     "SUPPORTED_PROTOCOL_VERSIONS",

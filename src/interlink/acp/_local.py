@@ -26,9 +26,9 @@ import itertools
 import os
 import shutil
 import signal
+import subprocess
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
@@ -79,60 +79,77 @@ def _invalid(detail: str, **data: object) -> InvalidParams:
     return InvalidParams(data={"detail": detail, **data})
 
 
-@dataclass(eq=False)
-class _Terminal:
-    session_id: str
-    process: asyncio.subprocess.Process
-    limit: int | None
-    output: bytearray = field(default_factory=bytearray)
-    truncated: bool = False
-    exit_status: s.TerminalExitStatus | None = None
-    exited: asyncio.Event = field(default_factory=asyncio.Event)
-    pump: asyncio.Task[None] | None = None
-    watcher: asyncio.Task[None] | None = None
+class _Terminal(asyncio.SubprocessProtocol):
+    """One terminal's process. A protocol rather than streams and `wait()`: output arrives
+    by callback, and the exit is seen when the process exits even while a background
+    grandchild still holds the output pipe (where `Process.wait()` would block)."""
 
-    def append(self, chunk: bytes) -> None:
-        self.output += chunk
+    def __init__(self, session_id: str, limit: int | None) -> None:
+        self.session_id = session_id
+        self.limit = limit
+        self.output = bytearray()
+        self.truncated = False
+        self.exit_status: s.TerminalExitStatus | None = None
+        self.exited = asyncio.Event()
+        self.transport: asyncio.SubprocessTransport | None = None
+        self._output_open = True
+        self._returncode: int | None = None
+        self._grace: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.SubprocessTransport)
+        self.transport = transport
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        self.output += data.encode() if isinstance(data, str) else data
         if self.limit is not None and len(self.output) > self.limit:
             del self.output[: len(self.output) - self.limit]
             while self.output and self.output[0] & 0xC0 == 0x80:  # a continuation byte
                 del self.output[0]
             self.truncated = True
 
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        self._output_open = False
+        if self._returncode is not None:
+            self._finish()
+
+    def process_exited(self) -> None:
+        assert self.transport is not None
+        self._returncode = self.transport.get_returncode()
+        if not self._output_open:
+            self._finish()
+        else:  # let the last output arrive, but not wait on whoever else holds the pipe
+            self._grace = asyncio.get_running_loop().call_later(_DRAIN_GRACE, self._finish)
+
+    def _finish(self) -> None:
+        if self._grace is not None:
+            self._grace.cancel()
+        if self.exited.is_set() or self._returncode is None:
+            return
+        code = self._returncode
+        if code >= 0:
+            self.exit_status = s.TerminalExitStatus(exit_code=code, signal=None)
+        else:
+            self.exit_status = s.TerminalExitStatus(exit_code=None, signal=_signal_name(-code))
+        self.exited.set()
+
     def text(self) -> str:
         # While the process runs, an incomplete last character is held back.
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         return decoder.decode(bytes(self.output), final=self.exit_status is not None)
 
-    async def read_output(self, stream: asyncio.StreamReader) -> None:
-        while chunk := await stream.read(65536):
-            self.append(chunk)
-
-    async def watch(self) -> None:
-        returncode = await self.process.wait()
-        if self.pump is not None:
-            await asyncio.wait({self.pump}, timeout=_DRAIN_GRACE)
-        if returncode >= 0:
-            self.exit_status = s.TerminalExitStatus(exit_code=returncode, signal=None)
-        else:
-            self.exit_status = s.TerminalExitStatus(
-                exit_code=None, signal=_signal_name(-returncode)
-            )
-        self.exited.set()
-
     def kill(self) -> None:
-        if self.process.returncode is None or (self.pump is not None and not self.pump.done()):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.process.pid, signal.SIGKILL)
+        """SIGKILL to the whole process group (the group outlives a reaped leader while
+        any member lives, so its id cannot have been reused)."""
+        assert self.transport is not None
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.transport.get_pid(), signal.SIGKILL)
 
     async def finish(self) -> None:
-        """After `kill()`: wait for the exit, then stop reading."""
-        if self.watcher is not None:
-            await self.watcher
-        if self.pump is not None and not self.pump.done():
-            self.pump.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.pump
+        """After `kill()`: wait for the exit, then close the pipes."""
+        await self.exited.wait()
+        assert self.transport is not None
+        self.transport.close()
 
 
 def _signal_name(number: int) -> str:
@@ -280,12 +297,14 @@ class LocalClient(Client):
         if isinstance(params.env, list):
             env.update((variable.name, variable.value) for variable in params.env)
         argv = self._argv(params, cwd)
+        terminal = _Terminal(params.session_id, limit)
         try:
-            process = await asyncio.create_subprocess_exec(
+            await asyncio.get_running_loop().subprocess_exec(
+                lambda: terminal,
                 *argv,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
                 cwd=cwd,
                 env=env,
                 start_new_session=True,
@@ -294,13 +313,7 @@ class LocalClient(Client):
             raise _invalid(
                 f"cannot run {params.command!r}: {exc.strerror}", command=params.command
             ) from None
-        assert process.stdout is not None
-        terminal = _Terminal(params.session_id, process, limit)
         terminal_id = f"term_{uuid.uuid4().hex[:12]}"
-        terminal.pump = asyncio.create_task(
-            terminal.read_output(process.stdout), name=f"{terminal_id}-output"
-        )
-        terminal.watcher = asyncio.create_task(terminal.watch(), name=f"{terminal_id}-exit")
         self._terminals[terminal_id] = terminal
         return s.CreateTerminalResponse(terminal_id=terminal_id)
 

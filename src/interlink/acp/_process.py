@@ -122,11 +122,14 @@ async def spawn_agent(
     stderr_limit: int = 64 * 1024,
     max_message_size: int | None = None,
     unstable: bool = False,
+    start_new_session: bool = False,
     close_timeout: float = 5.0,
 ) -> AsyncIterator[AgentProcess]:
     """Start `command` as an ACP agent and connect `client` to it.
 
     `env` replaces the inherited environment; `extra_env` adds to it.
+    `start_new_session` puts the agent in its own session, so a terminal's Ctrl-C
+    (meant for an interactive client) does not reach it.
     """
     environment = dict(os.environ if env is None else env)
     environment.update(extra_env or {})
@@ -138,6 +141,7 @@ async def spawn_agent(
         env=environment,
         cwd=cwd,
         limit=_STREAM_LIMIT,
+        start_new_session=start_new_session,
     )
     assert process.stdin is not None
     assert process.stdout is not None
@@ -153,8 +157,7 @@ async def spawn_agent(
     )
 
     async def exited(exc: ConnectionClosed) -> ConnectionClosed:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(process.wait(), 2.0)
+        await _exited(process, 2.0)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(drain), 1.0)
         return AgentExited(process.returncode, ring.tail())
@@ -174,20 +177,34 @@ async def spawn_agent(
                 await drain
 
 
+async def _exited(process: asyncio.subprocess.Process, within: float) -> bool:
+    """Wait up to `within` s for the process itself to exit.
+
+    `Process.wait()` on Python 3.11 also waits until every pipe is closed, which a
+    background grandchild holding the agent's stdout or stderr can delay forever; the
+    return code is set as soon as the agent itself exits, so that is what we watch.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    delay = 0.001
+    while process.returncode is None and loop.time() < deadline:
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.05)
+    return process.returncode is not None
+
+
 async def _stop(process: asyncio.subprocess.Process, grace: float) -> None:
-    """stdin EOF has been sent by closing the connection: wait, terminate, kill."""
+    """stdin EOF has been sent by closing the connection: wait, terminate, kill; then
+    close our ends of its pipes (a grandchild may still hold theirs)."""
     if process.stdin is not None and not process.stdin.is_closing():
         process.stdin.close()
-    try:
-        await asyncio.wait_for(process.wait(), grace)
-        return
-    except TimeoutError:
-        pass
-    with contextlib.suppress(ProcessLookupError):
-        process.terminate()
-    try:
-        await asyncio.wait_for(process.wait(), 2.0)
-    except TimeoutError:
+    if not await _exited(process, grace):
         with contextlib.suppress(ProcessLookupError):
-            process.kill()
-        await process.wait()
+            process.terminate()
+        if not await _exited(process, 2.0):
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await _exited(process, 5.0)
+    transport = getattr(process, "_transport", None)  # no public way to close the pipes
+    if transport is not None:
+        transport.close()

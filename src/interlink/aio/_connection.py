@@ -496,6 +496,14 @@ class Connection:
         try:
             result = await self._call_handler(request)
         except RpcError as exc:
+            if exc.from_peer:
+                # An error the handler got from one of its own requests to the peer is
+                # not this request's answer: passing its code on would mislead.
+                logger.warning(
+                    "%s: %s failed on a call to the peer: %r", self.name, request.method, exc
+                )
+                detail = {"detail": f"a request this handler made failed: {exc}"}
+                return RpcError.internal_error(detail).to_response(request.id)
             return exc.to_response(request.id)
         except Exception:
             logger.exception("%s: handler for %s failed", self.name, request.method)

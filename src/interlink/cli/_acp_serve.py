@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["AgentLoadError", "add_parser", "load_agent", "run"]
+__all__ = ["AgentLoadError", "add_parser", "load_agent", "load_object", "run"]
 
 
 class AgentLoadError(Exception):
@@ -57,10 +57,9 @@ def _module(target: str) -> ModuleType:
         raise AgentLoadError(f"cannot import {target!r}: {exc}") from None
 
 
-def load_agent(spec: str) -> object:
-    """The agent that `MODULE:ATTR` names (instantiated when it is a class or factory)."""
-    from interlink.acp import Agent
-
+def load_object(spec: str, kind: type, description: str) -> object:
+    """The object that `MODULE:ATTR` names, called first when it is a class or factory
+    rather than a `kind` instance."""
     target, sep, attr = spec.rpartition(":")
     if not sep or not target or not attr:
         raise AgentLoadError(f"expected MODULE:ATTR or path/to/file.py:ATTR, got {spec!r}")
@@ -69,14 +68,21 @@ def load_agent(spec: str) -> object:
         obj: object = getattr(module, attr)
     except AttributeError:
         raise AgentLoadError(f"{target} has no attribute {attr!r}") from None
-    if not isinstance(obj, Agent) and callable(obj):
+    if not isinstance(obj, kind) and callable(obj):
         try:
             obj = obj()
         except TypeError as exc:
-            raise AgentLoadError(f"calling {spec} to make the agent failed: {exc}") from None
-    if not isinstance(obj, Agent):
-        raise AgentLoadError(f"{spec} is a {type(obj).__name__}, not an interlink.acp.Agent")
+            raise AgentLoadError(f"calling {spec} failed: {exc}") from None
+    if not isinstance(obj, kind):
+        raise AgentLoadError(f"{spec} is a {type(obj).__name__}, not {description}")
     return obj
+
+
+def load_agent(spec: str) -> object:
+    """The ACP agent that `MODULE:ATTR` names (instantiated when a class or factory)."""
+    from interlink.acp import Agent
+
+    return load_object(spec, Agent, "an interlink.acp.Agent")
 
 
 def run(args: argparse.Namespace) -> int:

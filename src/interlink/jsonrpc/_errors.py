@@ -61,6 +61,8 @@ class RpcError(Exception):
         self.code: int = type(self).CODE if code is None else code
         self.message: str = type(self).MESSAGE if message is None else message
         self.data: object = data
+        #: rebuilt from a peer's answer (not raised by our own code)
+        self.from_peer = False
         super().__init__(self.message)
 
     def __init_subclass__(cls, **kwargs: object) -> None:
@@ -103,9 +105,11 @@ class RpcError(Exception):
         """
         cls = _REGISTRIES.get(protocol, {}).get(error.code) or _REGISTRIES[""].get(error.code)
         if cls is None:
-            return RpcError(error.message, error.data, code=error.code)
-        exc = cls.__new__(cls)
-        RpcError.__init__(exc, error.message, error.data, code=error.code)
+            exc = RpcError(error.message, error.data, code=error.code)
+        else:
+            exc = cls.__new__(cls)
+            RpcError.__init__(exc, error.message, error.data, code=error.code)
+        exc.from_peer = True
         return exc
 
     # -- constructors (the names the protocols use) ------------------------------------

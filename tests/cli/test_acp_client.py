@@ -1,0 +1,268 @@
+"""`interlink acp client` as a person runs it: a real subprocess talking to the example
+agent, non-interactively (`-p`) and interactively through a pseudo-terminal that is the
+client's controlling terminal, so `\\x03` is a real Ctrl-C (SIGINT to the foreground
+process group, which the agent is part of)."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import select
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from interlink.acp import schema as s
+from interlink.cli._acp_client import Renderer, Style
+
+AGENT = str(Path(__file__).resolve().parents[2] / "examples" / "acp_agent.py")
+CLIENT = [sys.executable, "-m", "interlink", "acp", "client"]
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# Start a new session whose controlling terminal is the pty on stdin, then exec.
+CTTY = (
+    "import fcntl, os, sys, termios; os.setsid(); fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
+    "os.execvp(sys.argv[1], sys.argv[1:])"
+)
+
+pytestmark = pytest.mark.e2e
+
+
+def run_client(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLIENT, *args], capture_output=True, text=True, timeout=60, check=False, cwd=cwd
+    )
+
+
+def test_one_prompt_prints_the_echo_and_exits_0(tmp_path: Path) -> None:
+    done = run_client("-p", "hello world", "--", sys.executable, AGENT, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "\x1b[" not in done.stdout  # not a terminal: plain text
+    assert done.stdout.splitlines() == [
+        "Plan",
+        "  [x] Read the prompt",
+        "  [x] Answer",
+        "hello world",
+        "── end_turn",
+    ]
+
+
+def test_tool_call_with_yes_reads_the_file_in_cwd(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("first line\nsecond line\n")
+    done = run_client(
+        "--cwd",
+        str(tmp_path),
+        "-p",
+        "tool notes.txt",
+        "--yes",
+        "--",
+        sys.executable,
+        AGENT,
+        cwd=Path(AGENT).parent,
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "→ Allow (--yes)" in out
+    assert "⏺ Read notes.txt … in_progress → completed" in out
+    assert "│ first line\n  │ second line" in out
+    assert "read 23 characters" in out
+    assert out.endswith("── end_turn\n")
+
+
+def test_without_yes_and_without_a_terminal_permission_is_rejected(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("secret\n")
+    done = subprocess.run(
+        [*CLIENT, "-p", "tool notes.txt", "--", sys.executable, AGENT],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "→ Reject" in done.stdout
+    assert "pending → failed" in done.stdout
+    assert "secret" not in done.stdout
+
+
+def test_an_agent_that_exits_is_a_one_line_error(tmp_path: Path) -> None:
+    code = "import sys; print('agent boom', file=sys.stderr); sys.exit(3)"
+    done = run_client("-p", "hi", "--", sys.executable, "-c", code, cwd=tmp_path)
+    assert done.returncode == 1
+    assert "agent boom" in done.stderr  # forwarded
+    assert (
+        done.stderr.splitlines()[-1] == "interlink acp client: error: the agent exited with code 3"
+    )
+    missing = run_client("-p", "hi", "--", str(tmp_path / "no-agent"), cwd=tmp_path)
+    assert missing.returncode == 1
+    assert len(missing.stderr.splitlines()) == 1
+    assert run_client("-p", "hi", cwd=tmp_path).returncode == 2
+
+
+class Terminal:
+    """The client on a pseudo-terminal: `expect` waits (bounded) for text on its screen."""
+
+    def __init__(self, cwd: Path) -> None:
+        master, slave = os.openpty()
+        env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"} | {"TERM": "xterm"}
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", CTTY, *CLIENT, "--", sys.executable, AGENT],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            cwd=cwd,
+            env=env,
+        )
+        os.close(slave)
+        self.master = master
+        self.raw = b""
+        self.pos = 0
+
+    @property
+    def screen(self) -> str:
+        return ANSI.sub("", self.raw.decode(errors="replace")).replace("\r\n", "\n")
+
+    def expect(self, text: str, timeout: float = 20) -> None:
+        deadline = time.monotonic() + timeout
+        while (found := self.screen.find(text, self.pos)) < 0:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"{text!r} not seen; screen:\n{self.screen}")
+            ready, _, _ = select.select([self.master], [], [], remaining)
+            if ready:
+                try:
+                    data = os.read(self.master, 65536)
+                except OSError:  # EIO: the client closed the terminal
+                    data = b""
+                if not data:
+                    raise AssertionError(f"{text!r} not seen before exit; screen:\n{self.screen}")
+                self.raw += data
+        self.pos = found + len(text)
+
+    def send(self, data: bytes) -> None:
+        os.write(self.master, data)
+
+    def exit_code(self) -> int:
+        return self.process.wait(timeout=20)
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=20)
+        os.close(self.master)
+
+
+@pytest.fixture
+def terminal(tmp_path: Path) -> Iterator[Terminal]:
+    (tmp_path / "notes.txt").write_text("from the pty\n")
+    term = Terminal(tmp_path)
+    try:
+        term.expect("Ctrl-D quits")
+        term.expect("> ")
+        yield term
+    finally:
+        term.close()
+
+
+def test_interactive_cancel_then_another_prompt_then_ctrl_d(terminal: Terminal) -> None:
+    terminal.send(b"slow\r")
+    terminal.expect("working .1")
+    terminal.send(b"\x03")
+    terminal.expect("cancelling — Ctrl-C again to quit")
+    terminal.expect("── cancelled")
+    terminal.expect("> ")
+    terminal.send(b"hello again\r")
+    terminal.expect("Plan")
+    terminal.expect("hello again")  # the agent survived the Ctrl-C and answers
+    terminal.expect("── end_turn")
+    terminal.expect("> ")
+    terminal.send(b"\x04")
+    assert terminal.exit_code() == 0
+
+
+def test_interactive_permission_is_asked(terminal: Terminal) -> None:
+    terminal.send(b"tool notes.txt\r")
+    terminal.expect("1) Allow (allow_once)")
+    terminal.expect("choose 1-2: ")
+    terminal.send(b"1\r")
+    terminal.expect("in_progress → completed")
+    terminal.expect("│ from the pty")
+    terminal.expect("── end_turn")
+    terminal.send(b"/quit\r")
+    assert terminal.exit_code() == 0
+
+
+def test_second_ctrl_c_quits(terminal: Terminal) -> None:
+    terminal.send(b"slow\r")
+    terminal.expect("working")
+    terminal.send(b"\x03")
+    terminal.expect("cancelling")
+    terminal.send(b"\x03")
+    assert terminal.exit_code() == 130
+
+
+def test_ctrl_c_at_the_prompt_quits(terminal: Terminal) -> None:
+    terminal.send(b"\x03")
+    assert terminal.exit_code() == 130
+
+
+def test_ctrl_c_during_a_permission_question_cancels_the_turn(terminal: Terminal) -> None:
+    terminal.send(b"tool notes.txt\r")
+    terminal.expect("choose 1-2: ")
+    terminal.send(b"\x03")
+    terminal.expect("⏺ Read notes.txt … pending → cancelled")
+    terminal.expect("── cancelled")
+    terminal.expect("> ")
+    terminal.send(b"\x04")
+    assert terminal.exit_code() == 0
+
+
+# -- the renderer on its own: what the example agent never sends --------------------------
+
+
+def test_renderer_streams_thoughts_text_tool_calls_and_diffs() -> None:
+    out = io.StringIO()
+    render = Renderer(out, Style(color=False))
+    diff = s.Diff(path="app.py", old_text="a = 1\nb = 2\n", new_text="a = 1\nb = 3\n")
+    for update in [
+        s.AgentThoughtChunk(content=s.TextContent(text="let me ")),
+        s.AgentThoughtChunk(content=s.TextContent(text="think")),
+        s.AgentMessageChunk(content=s.TextContent(text="Editing ")),
+        s.AgentMessageChunk(content=s.TextContent(text="now.")),
+        s.ToolCall(tool_call_id="c1", title="Edit app.py", kind="edit", status="pending"),
+        s.ToolCallUpdated(tool_call_id="c1", status="completed", content=[diff]),
+        s.ToolCall(tool_call_id="c2", title="Run tests", kind="execute", status="in_progress"),
+        s.Plan(entries=[s.PlanEntry(content="Fix", priority="high", status="in_progress")]),
+    ]:
+        render.update(update)
+    render.stop("cancelled")
+    assert out.getvalue().splitlines() == [
+        "let me think",
+        "Editing now.",
+        "⏺ Edit app.py … pending",
+        "⏺ Edit app.py … pending → completed",
+        "  --- a/app.py",
+        "  +++ b/app.py",
+        "  @@ -1,2 +1,2 @@",
+        "   a = 1",
+        "  -b = 2",
+        "  +b = 3",
+        "⏺ Run tests … in_progress",
+        "Plan",
+        "  [~] Fix",
+        "⏺ Run tests … in_progress → cancelled",
+        "── cancelled",
+    ]
+
+
+def test_renderer_colours_only_when_asked() -> None:
+    out = io.StringIO()
+    render = Renderer(out, Style(color=True))
+    render.update(s.AgentThoughtChunk(content=s.TextContent(text="hmm")))
+    render.stop("end_turn")
+    assert out.getvalue() == "\x1b[2mhmm\x1b[0m\n\x1b[2m── end_turn\x1b[0m\n"
