@@ -99,10 +99,13 @@ def apply(
             )
             first = _with_user_message(first, context.message)
             return first, [StreamResponse(task=first)]
+        created = now
+        if isinstance(event, TaskStatusUpdateEvent) and event.status.timestamp is not None:
+            created = min(created, event.status.timestamp)  # submitted no later than the update
         first = Task(
             id=context.task_id,
             context_id=context.context_id,
-            status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED, timestamp=now),
+            status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED, timestamp=created),
             history=[context.message],
         )
         task, events = apply(first, event, context)
@@ -219,6 +222,8 @@ class LiveTask:
         self.direct_message: Message | None = None
         self.failure: BaseException | None = None
         self.cancel_requested = False
+        #: push configs sent with the first message, stored once the task exists
+        self.pending_push: list[tuple[str, bytes]] = []
         self.lock = asyncio.Lock()
         self.changed = asyncio.Condition()
 
@@ -237,6 +242,8 @@ class LiveTask:
             if isinstance(event, Message) and self.task is None:
                 if self.direct_message is not None:
                     raise InvalidEventSequence("only one direct message may be published")
+                if event.task_id == self.task_id:  # no task was created: name none
+                    event = msgspec.structs.replace(event, task_id="")
                 self.direct_message = event
                 payload = _codec.encode(StreamResponse(message=event))
                 for sub in self.subscriptions:
@@ -256,6 +263,13 @@ class LiveTask:
 
     async def _store(self, task: Task, responses: list[StreamResponse]) -> None:
         payloads = [_codec.encode(r) for r in responses]
+        if self.version == 0 and self.pending_push:
+            # configs before events, so the first events are queued for delivery too
+            row = await self.store.create(task_row(task, tenant=self.tenant, owner=self.owner), [])
+            for config_id, config in self.pending_push:
+                await self.store.put_push_config(self.tenant, self.task_id, config_id, config)
+            self.pending_push.clear()
+            self.version = row.version
         if self.version == 0:
             row = await self.store.create(
                 task_row(task, tenant=self.tenant, owner=self.owner), payloads

@@ -257,7 +257,12 @@ class A2AServer:
             history = [*live.task.history, message]
             await live.update_snapshot(msgspec.structs.replace(live.task, history=history))
         if configuration is not None and configuration.task_push_notification_config is not None:
-            await self._put_push(call, task_id, configuration.task_push_notification_config)
+            inline = configuration.task_push_notification_config
+            if live.task is not None:
+                await self._put_push(call, task_id, inline)
+            else:  # stored with the task, once the agent makes one
+                stored = self._push_config(call, task_id, inline)
+                live.pending_push.append((stored.id, _codec.encode(stored)))
         return live, context
 
     async def send_message(self, params: SendMessageRequest, call: Call) -> SendMessageResponse:
@@ -451,12 +456,18 @@ class A2AServer:
         if self.card.capabilities.streaming is not True:
             raise UnsupportedOperation("this agent does not stream")
 
+    @staticmethod
+    def _push_config(
+        call: Call, task_id: str, config: TaskPushNotificationConfig
+    ) -> TaskPushNotificationConfig:
+        return msgspec.structs.replace(
+            config, id=config.id or new_id(), task_id=task_id, tenant=call.tenant
+        )
+
     async def _put_push(
         self, call: Call, task_id: str, config: TaskPushNotificationConfig
     ) -> TaskPushNotificationConfig:
-        stored = msgspec.structs.replace(
-            config, id=config.id or new_id(), task_id=task_id, tenant=call.tenant
-        )
+        stored = self._push_config(call, task_id, config)
         await self.store.put_push_config(call.tenant, task_id, stored.id, _codec.encode(stored))
         return stored
 

@@ -1,0 +1,86 @@
+"""Push delivery to a webhook on 127.0.0.1, through both official clients.
+
+NOT COLLECTED YET (the name does not match test_*.py): `interlink a2a serve` has no
+`--push-allow` flag and no push delivery yet. Once it has, rename this file to
+`test_push_delivery.py`. The peers' `push-delivery` scenario is ready.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.interop.a2a.conftest import (
+    A2AServer,
+    Delivery,
+    PeerKind,
+    WebhookReceiver,
+    run_peer,
+    serve,
+)
+from tests.interop.a2a.test_official_clients import check_requests
+
+pytestmark = pytest.mark.interop
+
+MEMBERS = {"task", "message", "statusUpdate", "artifactUpdate"}
+
+
+@pytest.fixture(scope="module")
+def a2a_push_server() -> Iterator[A2AServer]:
+    with serve(["--push-allow", "127.0.0.1"]) as server:
+        yield server
+
+
+@pytest.fixture(params=["py", "js"], ids=["py-sdk", "js-sdk"])
+def sdk(request: pytest.FixtureRequest) -> PeerKind:
+    kind: PeerKind = request.getfixturevalue(f"a2a_{request.param}_sdk")
+    return kind
+
+
+def task_id_of(body: Any) -> str | None:
+    if not isinstance(body, dict) or len(body) != 1:
+        return None
+    ((member, value),) = body.items()
+    if member == "task":
+        return str(value["id"])
+    if member in {"statusUpdate", "artifactUpdate"}:
+        return str(value["taskId"])
+    return None
+
+
+def completed(deliveries: list[Delivery], task_id: str) -> bool:
+    return any(
+        task_id_of(d.body) == task_id
+        and d.body.get("statusUpdate", {}).get("status", {}).get("state") == "TASK_STATE_COMPLETED"
+        for d in deliveries
+    )
+
+
+def test_push_delivery(sdk: PeerKind, a2a_push_server: A2AServer, webhook: WebhookReceiver) -> None:
+    out = run_peer(sdk, a2a_push_server, "push-delivery", ["--webhook", webhook.url])
+    check_requests(out, a2a_push_server)
+    created_id = out["started"]["id"]
+    inline_id = out["inline"]["task"]["id"]
+    assert out["created"]["result"]["taskId"] == created_id
+    deliveries = webhook.wait_for(
+        lambda ds: completed(ds, created_id) and completed(ds, inline_id), timeout=20
+    )
+    for task_id, token, authorization in [
+        (created_id, "tok-created", "Bearer secret-created"),
+        (inline_id, "tok-inline", None),
+    ]:
+        mine = [d for d in deliveries if task_id_of(d.body) == task_id]
+        assert mine, f"no delivery for task {task_id}: {deliveries}"
+        for d in mine:
+            assert d.path == "/hook"
+            assert set(d.body) <= MEMBERS
+            assert d.headers["content-type"].split(";")[0] in {
+                "application/json",
+                "application/a2a+json",
+            }
+            assert d.headers.get("x-a2a-notification-token") == token
+            assert d.headers.get("authorization") == authorization
+        last = mine[-1].body
+        assert last["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED", mine
