@@ -250,13 +250,40 @@ async def test_subscribe(server: Served, agent: Scripted) -> None:
     assert error_of(await server.call("SubscribeToTask", {"id": "nope"}))[0] == -32001
 
 
-async def test_subscribe_resumes_after_last_event_id(server: Served) -> None:
-    task = task_of(await server.result("SendMessage", message("ask")))
-    events = await server.stream("SendStreamingMessage", message("go on", taskId=str(task["id"])))
-    assert events  # the task is completed now; resume on a running one instead:
-    params = {**message("chunks 3"), "configuration": {"returnImmediately": True}}
-    await server.result("SendMessage", params)
-    # resuming a finished stream is -32004; the log itself is checked in the store tests
+async def test_subscribe_resumes_after_last_event_id(server: Served, agent: Scripted) -> None:
+    params = {**message("slow"), "configuration": {"returnImmediately": True}}
+    task = task_of(await server.result("SendMessage", params))
+    await agent.started.wait()  # the log holds 1 (the task) and 2 (working)
+    fresh = asyncio.create_task(server.stream("SubscribeToTask", {"id": task["id"]}))
+    resumed = asyncio.create_task(
+        server.stream("SubscribeToTask", {"id": task["id"]}, {"Last-Event-ID": "1"})
+    )
+    await asyncio.sleep(0.05)  # both attached before the task completes; asserted below
+    agent.release.set()
+    # a fresh subscriber: the snapshot (as of event 2), then the live event 3
+    assert [event_id for event_id, _ in await fresh] == ["2", "3"]
+    # one that saw event 1: the snapshot (no id), the missed 2 from the log, then 3
+    events = await resumed
+    assert [event_id for event_id, _ in events] == [None, "2", "3"]
+    kinds = [next(iter(e["result"])) for _, e in events]  # type: ignore[call-overload]
+    assert kinds == ["task", "statusUpdate", "statusUpdate"]
+
+
+async def test_idle_streams_get_keep_alive_comments(serve: Serve) -> None:
+    agent = Scripted()
+    server = await serve(create_app(agent, card(), keepalive=0.05))
+    params = {**message("slow"), "configuration": {"returnImmediately": True}}
+    task = task_of(await server.result("SendMessage", params))
+    await agent.started.wait()
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task["id"]}}
+    seen = b""
+    async with server.client.stream("POST", server.url, json=body, headers=VERSION) as response:
+        async for chunk in response.aiter_bytes():
+            seen += chunk
+            if seen.count(b": keep-alive") >= 2:
+                agent.release.set()
+    assert seen.count(b": keep-alive\n\n") >= 2
+    assert b"TASK_STATE_COMPLETED" in seen
 
 
 async def test_list_tasks(server: Served) -> None:
@@ -446,3 +473,20 @@ async def test_resumable_executors_are_rerun_after_a_restart(tmp_path: object) -
         assert task.artifacts[0].parts[0].text == "again"
     finally:
         await server.shutdown()
+
+
+async def test_mountable_inside_starlette(serve: Serve, tmp_path: object) -> None:
+    # Starlette does not pass lifespan events to mounted apps: the app starts itself
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    agent_app = create_app(Scripted(), card(), store=f"sqlite:///{tmp_path}/mounted.db")
+    host = Starlette(routes=[Mount("/agents/echo", app=agent_app)])
+    server = await serve(host)  # type: ignore[arg-type]
+    response = await server.client.get(server.url + "agents/echo/.well-known/agent-card.json")
+    assert response.json()["name"] == "test agent"
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": message("echo mounted")}
+    answer = (
+        await server.client.post(server.url + "agents/echo/", json=body, headers=VERSION)
+    ).json()
+    assert answer["result"]["task"]["artifacts"][0]["parts"] == [{"text": "mounted"}]

@@ -90,6 +90,8 @@ class A2AApp:
         self.max_body = max_body
         self.keepalive = keepalive
         self.authenticators = tuple(authenticators)
+        self._started = False
+        self._starting = asyncio.Lock()
         self._card = _codec.encode(server.card)
         self._etag = b'"' + hashlib.sha256(self._card).hexdigest()[:32].encode() + b'"'
         self._modified = formatdate(usegmt=True).encode()
@@ -112,7 +114,12 @@ class A2AApp:
         if kind == "lifespan":
             await self._lifespan(receive, send)
         elif kind == "http":
+            if not self._started:
+                await self._start()
             path = cast(str, scope["path"])
+            root = cast(str, scope.get("root_path", ""))
+            if root and path.startswith(root):  # mounted under a prefix (Starlette, FastAPI)
+                path = path[len(root) :] or "/"
             method = scope["method"]
             if path == self.rpc_path and method == "POST":
                 await self._rpc(scope, receive, send)
@@ -121,12 +128,20 @@ class A2AApp:
             else:
                 await _plain(send, 404, b'{"error":"not found"}')
 
+    async def _start(self) -> None:
+        """Start the server once: from the lifespan, or on the first request when the
+        host does not pass lifespan events on (a mount in Starlette or FastAPI)."""
+        async with self._starting:
+            if not self._started:
+                await self.server.startup()
+                self._started = True
+
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 try:
-                    await self.server.startup()
+                    await self._start()
                 except Exception as exc:
                     logger.exception("A2A server start-up failed")
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})

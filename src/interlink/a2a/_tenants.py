@@ -92,7 +92,7 @@ class TenantRouter:
             if message["type"] == "lifespan.startup":
                 try:
                     for app in self.tenants.values():
-                        await app.server.startup()
+                        await app._start()
                 except Exception as exc:
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
                     return
