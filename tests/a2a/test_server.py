@@ -476,12 +476,14 @@ async def test_resumable_executors_are_rerun_after_a_restart(tmp_path: object) -
 
 
 async def test_mountable_inside_starlette(serve: Serve, tmp_path: object) -> None:
-    # Starlette does not pass lifespan events to mounted apps: the app starts itself
+    # Starlette does not pass lifespan events to mounted apps: the host's lifespan does
     from starlette.applications import Starlette
     from starlette.routing import Mount
 
     agent_app = create_app(Scripted(), card(), store=f"sqlite:///{tmp_path}/mounted.db")
-    host = Starlette(routes=[Mount("/agents/echo", app=agent_app)])
+    host = Starlette(
+        routes=[Mount("/agents/echo", app=agent_app)], lifespan=lambda _: agent_app.lifespan()
+    )
     server = await serve(host)  # type: ignore[arg-type]
     response = await server.client.get(server.url + "agents/echo/.well-known/agent-card.json")
     assert response.json()["name"] == "test agent"

@@ -15,6 +15,7 @@ import msgspec
 from interlink.a2a._auth import Authenticator
 from interlink.a2a._executor import AgentExecutor
 from interlink.a2a._http import A2AApp
+from interlink.a2a._push import PushDelivery
 from interlink.a2a._server import A2AServer, Authorize, owner_only
 from interlink.a2a._store import TaskStore
 from interlink.a2a._types import AgentCard, AgentInterface, SecurityRequirement, StringList
@@ -44,6 +45,7 @@ def create_app(
     keepalive: float = 15.0,
     stream_queue_limit: int = 1024,
     auth: Sequence[Authenticator] = (),
+    push_allow: Sequence[str] = (),
 ) -> A2AApp:
     """The ASGI app serving `executor`: JSON-RPC at `rpc_path`, SSE, the agent card at
     `/.well-known/agent-card.json`. Serve it with uvicorn, or mount it in Starlette or
@@ -51,7 +53,11 @@ def create_app(
 
     `auth`: authenticators for the card's security schemes (`ApiKeyAuth`, `BearerAuth`,
     or your own); when given, a call without valid credentials gets HTTP 401, the card
-    lists the schemes, and each task belongs to the principal that created it."""
+    lists the schemes, and each task belongs to the principal that created it.
+
+    When the card declares push notifications, an outbox worker delivers them;
+    webhooks on non-public addresses are refused unless their host is in `push_allow`
+    (`"127.0.0.1"`, `"localhost:8080"`, ...), for local development and tests."""
     if auth and not card.security_schemes:
         card = msgspec.structs.replace(
             card,
@@ -68,6 +74,9 @@ def create_app(
         from interlink.a2a._store_memory import MemoryTaskStore
 
         store = MemoryTaskStore()
+    push = None
+    if card.capabilities.push_notifications is True:
+        push = PushDelivery(store, allow_hosts=push_allow)
     server = A2AServer(
         executor,
         card,
@@ -75,6 +84,7 @@ def create_app(
         extended_card=extended_card,
         authorize=authorize,
         stream_queue_limit=stream_queue_limit,
+        push=push,
     )
     return A2AApp(
         server, rpc_path=rpc_path, max_body=max_body, keepalive=keepalive, authenticators=auth

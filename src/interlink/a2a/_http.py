@@ -18,7 +18,7 @@ import contextlib
 import dataclasses
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, MutableMapping, Sequence
 from email.utils import formatdate
 from typing import cast
 from urllib.parse import parse_qs
@@ -29,6 +29,7 @@ from interlink.a2a import _codec
 from interlink.a2a._auth import Authenticator
 from interlink.a2a._errors import ExtensionSupportRequired, VersionNotSupported, bad_request
 from interlink.a2a._methods import METHODS
+from interlink.a2a._push import PushDelivery
 from interlink.a2a._server import A2AServer, Call, Stream
 from interlink.a2a._store import TaskStore
 from interlink.a2a._types import AgentCard, Empty
@@ -99,9 +100,13 @@ class A2AApp:
         self._supported_extensions = {e.uri for e in extensions}
         self._required_extensions = {e.uri for e in extensions if e.required}
 
-    def use_store(self, store: TaskStore) -> None:
-        """Serve from `store` instead (before the app starts)."""
+    def use_store(self, store: TaskStore, *, push_allow: Iterable[str] | None = None) -> None:
+        """Serve from `store` instead (before the app starts); `push_allow` replaces the
+        hosts that push webhooks may use although they are not public."""
         self.server.store = store
+        if self.server.push is not None:
+            allow = self.server.push.allow_hosts if push_allow is None else push_allow
+            self.server.push = PushDelivery(store, allow_hosts=allow)
 
     def use_card(self, card: AgentCard) -> None:
         """Publish `card` instead (before the app starts)."""
@@ -127,6 +132,19 @@ class A2AApp:
                 await self._card_response(scope, send)
             else:
                 await _plain(send, 404, b'{"error":"not found"}')
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self) -> AsyncIterator[None]:
+        """Start and stop the server with a host's lifespan, for a host that does not
+        pass lifespan events to mounted apps: `Starlette(..., lifespan=lambda _:
+        agent.lifespan())`. (Without it the app starts on its first request and is
+        never stopped.)"""
+        await self._start()
+        try:
+            yield
+        finally:
+            await self.server.shutdown()
+            self._started = False
 
     async def _start(self) -> None:
         """Start the server once: from the lifespan, or on the first request when the

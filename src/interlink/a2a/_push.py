@@ -23,11 +23,10 @@ every attempt; the attempt then connects to the address just checked (URL pinned
 IP, `Host` header and TLS SNI keep the name), so a DNS answer that changes between check
 and connect cannot reach a refused address. Redirects are never followed.
 
-Limits: ordering holds within one process. A row in retry backoff when the process
-stopped is unknown to the next process until it is due again, so a later event of the
-same lane that is due earlier may overtake it (a store-side "head of lane" claim would
-close this). Pinned https connections are pooled by address, so two host names on one
-IP may share a TLS connection verified for the first name.
+Limits: ordering holds within one process; a row in backoff when the process stopped
+may be overtaken by a later one of its lane after a restart (a store-side "head of lane"
+claim would close this). Pinned https connections are pooled by address: two names on
+one IP may share a TLS connection verified for the first.
 """
 
 from __future__ import annotations
@@ -41,7 +40,7 @@ import socket
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Final, NamedTuple
+from typing import Final, NamedTuple, TypeAlias
 
 import httpx
 
@@ -58,7 +57,7 @@ TOKEN_HEADER: Final = "X-A2A-Notification-Token"
 
 logger = logging.getLogger("interlink.a2a.push")
 
-_IP = ipaddress.IPv4Address | ipaddress.IPv6Address
+_IP: TypeAlias = ipaddress.IPv4Address | ipaddress.IPv6Address
 _NAT64: Final = ipaddress.ip_network("64:ff9b::/96")
 _RETRYABLE_4XX: Final = frozenset({408, 429})
 
@@ -71,26 +70,16 @@ def _now() -> int:
 # -- SSRF guard ------------------------------------------------------------------------------
 
 
-class _AllowList(NamedTuple):
-    hosts: frozenset[str]
-    """Names and IP literals allowed on any port."""
-    host_ports: frozenset[tuple[str, int]]
-    """(name or IP, port) pairs."""
+_AllowList: TypeAlias = frozenset[tuple[str, int | None]]
+"""(normalized host, port) pairs; port None allows every port."""
 
-    @classmethod
-    def parse(cls, entries: Iterable[str]) -> _AllowList:
-        hosts: set[str] = set()
-        host_ports: set[tuple[str, int]] = set()
-        for entry in entries:
-            host, port = _split_host_port(entry.strip())
-            if port is None:
-                hosts.add(host)
-            else:
-                host_ports.add((host, port))
-        return cls(frozenset(hosts), frozenset(host_ports))
 
-    def allows(self, host: str, port: int) -> bool:
-        return host in self.hosts or (host, port) in self.host_ports
+def _allow_list(entries: Iterable[str]) -> _AllowList:
+    return frozenset(_split_host_port(entry.strip()) for entry in entries)
+
+
+def _allows(allow: _AllowList, host: str, port: int) -> bool:
+    return (host, None) in allow or (host, port) in allow
 
 
 def _split_host_port(entry: str) -> tuple[str, int | None]:
@@ -113,7 +102,7 @@ def _normalize_host(host: str) -> str:
 
 
 def _refusal(address: _IP) -> str | None:
-    """Why a webhook must not be sent to `address`, or None for a public address."""
+    """What makes `address` unfit for webhooks ("a loopback address"), None when public."""
     if isinstance(address, ipaddress.IPv6Address):
         # Addresses that carry an IPv4 one reach that IPv4 host: judge that.
         embedded = address.ipv4_mapped or address.sixtofour
@@ -122,18 +111,15 @@ def _refusal(address: _IP) -> str | None:
         if embedded is not None:
             return _refusal(embedded)
     checks = (
-        (address.is_unspecified, "unspecified"),
-        (address.is_loopback, "loopback"),
-        (address.is_link_local, "link-local"),
-        (address.is_multicast, "multicast"),
-        (address.is_private, "private"),
-        (address.is_reserved, "reserved"),
-        (not address.is_global, "not public"),
+        (address.is_unspecified, "an unspecified address"),
+        (address.is_loopback, "a loopback address"),
+        (address.is_link_local, "a link-local address"),
+        (address.is_multicast, "a multicast address"),
+        (address.is_private, "a private address"),
+        (address.is_reserved, "a reserved address"),
+        (not address.is_global, "not a public address"),
     )
-    for refused, why in checks:
-        if refused:
-            return f"{address} is a {why} address" if why != "not public" else f"{address} is {why}"
-    return None
+    return next((why for refused, why in checks if refused), None)
 
 
 class _Refused(Exception):
@@ -166,7 +152,7 @@ async def _target(url: str, allow: _AllowList) -> _Target:
         raise _Refused("the URL has no host")
     host = _normalize_host(parsed.host)
     port = parsed.port or (443 if parsed.scheme == "https" else 80)
-    if allow.allows(host, port):
+    if _allows(allow, host, port):
         return _Target(parsed, {}, {})
     try:
         addresses = [ipaddress.ip_address(host)]
@@ -174,9 +160,10 @@ async def _target(url: str, allow: _AllowList) -> _Target:
         addresses = await _resolve(host, port)
     for address in addresses:
         why = _refusal(address)
-        if why is not None and not allow.allows(str(address), port):
-            shown = host if str(address) == host else f"{host} resolves to {address}:"
-            raise _Refused(f"{shown} {why}" if shown != host else why)
+        if why is not None and not _allows(allow, str(address), port):
+            if str(address) == host:
+                raise _Refused(f"{host} is {why}")
+            raise _Refused(f"{host} resolves to {address}, {why}")
     if str(addresses[0]) == host:
         return _Target(parsed, {}, {})
     extensions: dict[str, object] = {"sni_hostname": host} if parsed.scheme == "https" else {}
@@ -199,17 +186,23 @@ async def _resolve(host: str, port: int) -> list[_IP]:
     return addresses
 
 
-async def check_url(url: str, allow_hosts: Iterable[str] = ()) -> str | None:
+async def check_url(
+    url: str, allow_hosts: Iterable[str] = (), *, unresolvable_ok: bool = False
+) -> str | None:
     """Why `url` may not receive push notifications, or None when it may.
 
     Only http and https; the host must resolve to public addresses only (every address
     it resolves to is checked), unless the host, as written in the URL (name or IP
     literal), is in `allow_hosts`, alone or as `host:port`. An IP in `allow_hosts` also
     allows names that resolve to it. Resolves the name; never connects.
+    `unresolvable_ok` accepts a name that does not resolve now (a config may name a host
+    that exists later; every delivery checks again).
     """
     try:
-        await _target(url, _AllowList.parse(allow_hosts))
+        await _target(url, _allow_list(allow_hosts))
     except _Refused as refused:
+        if unresolvable_ok and not refused.permanent:
+            return None
         return refused.reason
     return None
 
@@ -244,7 +237,7 @@ class _Lane:
         return min(self.entries.values(), key=lambda e: e.delivery.seq, default=None)
 
 
-_LaneKey = tuple[str, str, str]
+_LaneKey: TypeAlias = tuple[str, str, str]
 """(tenant, task_id, config_id)"""
 
 
@@ -268,7 +261,7 @@ class PushDelivery:
         base_delay: float = 0.5,
         max_delay: float = 60.0,
         timeout: float = 10.0,
-        lease: float = 60.0,
+        lease: float = 30.0,
         stop_timeout: float = 5.0,
     ) -> None:
         if concurrency < 1 or max_attempts < 1:
@@ -277,7 +270,7 @@ class PushDelivery:
             raise ValueError("lease must be longer than timeout (a claim must outlive a send)")
         self.store = store
         self.allow_hosts = frozenset(allow_hosts)
-        self._allow = _AllowList.parse(self.allow_hosts)
+        self._allow = _allow_list(self.allow_hosts)
         self._own_client = client is None
         self._client = client or httpx.AsyncClient(
             limits=httpx.Limits(max_connections=concurrency),
@@ -299,6 +292,10 @@ class PushDelivery:
         self._wake = asyncio.Event()
         self._lanes: dict[_LaneKey, _Lane] = {}
         self._dispatcher: asyncio.Task[None] | None = None
+        self._last_claim = 0
+        """The `now` of the latest claim (µs): rows due by then were offered to it."""
+        self._complete = False
+        """The latest drain claimed every due row (it did not stop at a memory bound)."""
         self._stopping = False
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -306,7 +303,8 @@ class PushDelivery:
     async def start(self) -> None:
         if self._dispatcher is not None:
             return
-        self._stopping = False
+        if self._stopping:
+            raise RuntimeError("a stopped PushDelivery cannot start again; make a new one")
         self._wake.set()  # a first drain at once: rows left by a previous process
         self._dispatcher = asyncio.create_task(self._dispatch(), name="interlink-push")
 
@@ -318,17 +316,17 @@ class PushDelivery:
         """Stop claiming; let attempts in flight finish for up to `stop_timeout` seconds,
         then cancel them (their rows are offered again when the claim expires)."""
         self._stopping = True
-        dispatcher, self._dispatcher = self._dispatcher, None
-        if dispatcher is not None:
-            dispatcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await dispatcher
-        runners = {lane.runner for lane in self._lanes.values() if lane.runner is not None}
-        if runners:
-            _, late = await asyncio.wait(runners, timeout=self.stop_timeout)
-            for runner in late:
-                runner.cancel()
-            await asyncio.gather(*runners, return_exceptions=True)
+        self._wake.set()
+        tasks = {lane.runner for lane in self._lanes.values() if lane.runner is not None}
+        if self._dispatcher is not None:
+            # Let a claim in progress return, so its rows are not leased to nobody.
+            tasks.add(self._dispatcher)
+            self._dispatcher = None
+        if tasks:
+            _, late = await asyncio.wait(tasks, timeout=self.stop_timeout)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
         self._lanes.clear()
         if self._own_client:
             await self._client.aclose()
@@ -341,47 +339,58 @@ class PushDelivery:
                 async with asyncio.timeout(self._idle_for()):
                     await self._wake.wait()
             self._wake.clear()
+            if self._stopping:
+                return
             try:
                 await self._drain()
-            except StoreError as exc:  # keep polling: the store may come back
-                logger.error("push: cannot claim deliveries: %s", exc)
+            except Exception:  # keep polling: the store may come back
+                logger.exception("push: cannot claim deliveries")
 
     def _idle_for(self) -> float:
-        """Seconds until the next poll, or until a waiting lane's head is due again."""
-        due = [
-            head.due_at
-            for lane in self._lanes.values()
-            if lane.runner is None and (head := lane.head()) is not None
-        ]
-        soonest = min(due, default=None)
-        if soonest is None:
-            return self.poll_interval
-        return max(0.0, min(self.poll_interval, (soonest - _now()) / 1e6))
+        """Seconds until the next poll, or until a waiting lane's head is due again (or,
+        when overdue and not offered, until `_drain` gives up on it)."""
+        now = _now()
+        soonest = now + int(self.poll_interval * 1e6)
+        for lane in self._lanes.values():
+            head = lane.head()
+            if lane.runner is None and head is not None:
+                if head.due_at > self._last_claim:
+                    soonest = min(soonest, head.due_at)
+                elif self._complete:  # offered and not returned: when to give up on it
+                    soonest = min(soonest, head.due_at + self._lease)
+        return max(0.0, (soonest - now) / 1e6)
 
     async def _drain(self) -> None:
         """Claim every due row (while memory allows) and hand each to its lane."""
-        complete = False
-        while len(self._lanes) < self.concurrency * 2 and self._entries() < self._max_entries:
-            now = _now()
+        self._complete = False
+        while not self._stopping:
+            now = self._last_claim = _now()
             batch = await self.store.claim_deliveries(now, self._batch, self._lease)
             for delivery in batch:
                 self._accept(delivery, now)
             if len(batch) < self._batch:
-                complete = True
+                self._complete = True
                 break
+            if self._running() >= self.concurrency * 2 or self._entries() >= self._max_entries:
+                break  # enough to do; the lanes wake us when they are done
         now = _now()
         for key, lane in list(self._lanes.items()):
             head = lane.head()
-            if complete and lane.runner is None and head is not None and not head.lease_until:
-                # Every due row was claimed and this one was not among them, a lease after
-                # its due time: its config was deleted (the store dropped it) or another
-                # worker has it. Stop waiting for it.
-                if now >= head.due_at + self._lease:
-                    del lane.entries[head.delivery.id]
+            # Every due row was just claimed, and this head, due a lease ago, was not: the
+            # store dropped it (its config was deleted) or another worker has it. Stop
+            # holding the lane for it.
+            if self._complete and lane.runner is None and head and self._gone(head, now):
+                del lane.entries[head.delivery.id]
             self._run(key, lane)
+
+    def _gone(self, entry: _Entry, now: int) -> bool:
+        return entry.lease_until <= now and now >= entry.due_at + self._lease
 
     def _entries(self) -> int:
         return sum(len(lane.entries) for lane in self._lanes.values())
+
+    def _running(self) -> int:
+        return sum(lane.runner is not None for lane in self._lanes.values())
 
     def _accept(self, delivery: Delivery, now: int) -> None:
         key = (delivery.tenant, delivery.task_id, delivery.config_id)
@@ -416,6 +425,8 @@ class PushDelivery:
                 async with self._slots:
                     failure = await self._attempt(entry.delivery)
                 await self._settle(lane, entry, failure)
+        except Exception:  # a bug: the row is offered again when its claim ends
+            logger.exception("push: lane of task %s to config %s failed", key[1], key[2])
         finally:
             lane.runner = None
             if not lane.entries and self._lanes.get(key) is lane:
@@ -426,6 +437,7 @@ class PushDelivery:
     async def _settle(self, lane: _Lane, entry: _Entry, failure: _Failure | None) -> None:
         d = entry.delivery
         attempts = d.attempts + 1
+        claimed_until = entry.lease_until
         try:
             if failure is None:
                 del lane.entries[d.id]
@@ -452,10 +464,11 @@ class PushDelivery:
                 )  # fmt: skip
                 await self.store.retry_delivery(d.id, entry.due_at, failure.error)
         except StoreError as exc:
-            # The row stays claimed until its lease ends; then it is offered again (a
-            # delivered event may be sent twice: at least once, and receivers de-duplicate).
+            # The row stays claimed until its lease ends, then it is offered again (so a
+            # delivered event may be sent twice: at least once; receivers de-duplicate).
             logger.error("push: cannot record delivery %s: %s", d.id, exc)
-            lane.entries.pop(d.id, None)
+            if d.id in lane.entries:  # a retry: the lane still waits for this row
+                entry.lease_until, entry.due_at = 0, max(entry.due_at, claimed_until)
 
     async def _attempt(self, d: Delivery) -> _Failure | None:
         """One POST of one event; None when the receiver took it (2xx)."""

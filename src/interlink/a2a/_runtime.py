@@ -208,8 +208,11 @@ class LiveTask:
         context_id: str,
         owner: str,
         row: TaskRow | None = None,
+        on_append: Callable[[], None] | None = None,
     ) -> None:
         self.store = store
+        #: called after every append (wakes the push outbox worker)
+        self.on_append = on_append
         self.tenant = tenant
         self.task_id = task_id
         self.context_id = context_id
@@ -286,6 +289,8 @@ class LiveTask:
             )
         first_seq = self.last_seq + 1
         self.task, self.version, self.last_seq = task, row.version, row.last_seq
+        if self.on_append is not None and payloads:
+            self.on_append()
         for offset, payload in enumerate(payloads):
             for sub in self.subscriptions:
                 sub.push(first_seq + offset, payload)

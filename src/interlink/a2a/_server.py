@@ -35,6 +35,7 @@ from interlink.a2a._errors import (
     bad_request,
 )
 from interlink.a2a._executor import AgentExecutor, RequestContext, TaskUpdater, new_id
+from interlink.a2a._push import PushDelivery, check_url
 from interlink.a2a._runtime import INTERRUPTED_STATES, LiveTask, Subscription, micros
 from interlink.a2a._store import TERMINAL_STATES, TaskRow, TaskStore
 from interlink.a2a._types import (
@@ -96,6 +97,7 @@ class A2AServer:
         extended_card: AgentCard | None = None,
         authorize: Authorize = owner_only,
         stream_queue_limit: int = 1024,
+        push: PushDelivery | None = None,
     ) -> None:
         self.executor = executor
         self.card = card
@@ -104,6 +106,10 @@ class A2AServer:
         self.authorize = authorize
         self.stream_queue_limit = stream_queue_limit
         self.live: dict[tuple[str, str], LiveTask] = {}
+        if push is None and card.capabilities.push_notifications is True:
+            push = PushDelivery(store)
+        #: the outbox worker, when the card declares push notifications
+        self.push = push
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -111,6 +117,8 @@ class A2AServer:
         """Open the store; tasks that were running when the process died are failed with
         a reason, or re-run when the executor is resumable."""
         await self.store.open()
+        if self.push is not None:
+            await self.push.start()
         for row in await self.store.active():
             live = self._live(row.tenant, row.task_id, row=row)
             task = live.task
@@ -142,6 +150,8 @@ class A2AServer:
         for live in self.live.values():
             for sub in live.subscriptions:
                 sub.close()
+        if self.push is not None:
+            await self.push.stop()
         await self.store.close()
 
     # -- helpers ----------------------------------------------------------------------
@@ -165,6 +175,7 @@ class A2AServer:
                 context_id=row.context_id if row else context_id,
                 owner=row.owner if row else owner,
                 row=row,
+                on_append=None if self.push is None else self.push.wake,
             )
             self.live[key] = live
         return live
@@ -261,6 +272,7 @@ class A2AServer:
             if live.task is not None:
                 await self._put_push(call, task_id, inline)
             else:  # stored with the task, once the agent makes one
+                await self._check_webhook(inline.url)
                 stored = self._push_config(call, task_id, inline)
                 live.pending_push.append((stored.id, _codec.encode(stored)))
         return live, context
@@ -464,9 +476,18 @@ class A2AServer:
             config, id=config.id or new_id(), task_id=task_id, tenant=call.tenant
         )
 
+    async def _check_webhook(self, url: str) -> None:
+        """Refuse webhooks on loopback, private and other non-public addresses unless the
+        server allows the host (-32602 with the reason)."""
+        allowed = self.push.allow_hosts if self.push is not None else frozenset()
+        reason = await check_url(url, allowed, unresolvable_ok=True)
+        if reason is not None:
+            raise bad_request([("url", reason)])
+
     async def _put_push(
         self, call: Call, task_id: str, config: TaskPushNotificationConfig
     ) -> TaskPushNotificationConfig:
+        await self._check_webhook(config.url)
         stored = self._push_config(call, task_id, config)
         await self.store.put_push_config(call.tenant, task_id, stored.id, _codec.encode(stored))
         return stored

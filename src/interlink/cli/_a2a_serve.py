@@ -33,6 +33,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="task store: sqlite:///path.db, memory: (default: an SQLite file in the data "
         "directory, $INTERLINK_DATA_DIR or ~/.local/share/interlink)",
     )
+    serve.add_argument(
+        "--push-allow",
+        default="",
+        metavar="HOSTS",
+        help="comma-separated hosts that push webhooks may use although not public "
+        "(e.g. 127.0.0.1,localhost:8080), for local development and tests",
+    )
     serve.add_argument("--log-level", default="info")
 
 
@@ -45,8 +52,9 @@ def run(args: argparse.Namespace) -> int:
         app = load_object(args.target, A2AApp, "an interlink.a2a app (create_app)")
         assert isinstance(app, A2AApp)
         store_url = args.store or f"sqlite:///{default_store_path()}"
-        app.use_store(open_store(store_url))
-    except (AgentLoadError, StoreError) as exc:
+        allow = [host.strip() for host in args.push_allow.split(",") if host.strip()]
+        app.use_store(open_store(store_url), push_allow=allow)
+    except (AgentLoadError, StoreError, ValueError) as exc:
         print(f"interlink a2a serve: {exc}", file=sys.stderr)
         return 2
     url = f"http://{args.host}:{args.port}/"

@@ -1,0 +1,44 @@
+"""The bench's echo agent on interlink (`interlink.a2a.create_app`)."""
+
+from __future__ import annotations
+
+from bench.a2a_peers import stream_chunks
+from interlink.a2a import A2AApp, AgentExecutor, EventSink, RequestContext, TaskUpdater
+from interlink.a2a import create_app as _create_app
+from interlink.a2a import types as t
+
+
+class EchoExecutor(AgentExecutor):
+    async def execute(self, context: RequestContext, events: EventSink) -> None:
+        task = TaskUpdater(context, events)
+        text = context.text
+        chunks = stream_chunks(text)
+        if chunks is None:
+            await task.add_artifact(text=text, name="echo")
+        else:
+            artifact = None
+            for i, chunk in enumerate(chunks):
+                artifact = await task.add_artifact(
+                    text=chunk,
+                    artifact_id=artifact,
+                    name="echo",
+                    append=i > 0,
+                    last_chunk=i == len(chunks) - 1,
+                )
+        await task.complete()
+
+
+def create_app(store: str, url: str) -> A2AApp:
+    card = t.AgentCard(
+        name="bench echo",
+        description="Echoes the text as an artifact; `stream N` streams N chunks.",
+        version="1.0.0",
+        supported_interfaces=[
+            t.AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
+        ],
+        capabilities=t.AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[t.AgentSkill(id="echo", name="Echo", description="Echoes.", tags=["bench"])],
+    )
+    return _create_app(EchoExecutor(), card, store=store)
