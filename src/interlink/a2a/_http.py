@@ -30,7 +30,7 @@ from interlink.a2a._auth import Authenticator
 from interlink.a2a._errors import ExtensionSupportRequired, VersionNotSupported, bad_request
 from interlink.a2a._methods import METHODS
 from interlink.a2a._push import PushDelivery
-from interlink.a2a._server import A2AServer, Call, Stream
+from interlink.a2a._server import A2AServer, Call, TaskStream
 from interlink.a2a._store import TaskStore
 from interlink.a2a._types import AgentCard, Empty
 from interlink.jsonrpc import (
@@ -67,11 +67,7 @@ _SSE = [
 ]
 
 
-_KEEPALIVE = {"type": "http.response.body", "body": b": keep-alive\n\n", "more_body": True}
-
-
-class _Disconnected(Exception):
-    pass
+_PING = b": keep-alive\n\n"
 
 
 class A2AApp:
@@ -272,7 +268,7 @@ class A2AApp:
 
     async def _dispatch(
         self, request: Request[msgspec.Raw], call: Call, headers: dict[str, str]
-    ) -> bytes | Stream:
+    ) -> bytes | TaskStream:
         method = METHODS.get(request.method)
         if method is None:
             raise MethodNotFound(data={"method": request.method})
@@ -300,7 +296,7 @@ class A2AApp:
             resume = int(last) if last.isdigit() else None
             return await server.subscribe(params, call, resume)  # type: ignore[arg-type]
         elif name == "GetTask":
-            result = await server.get_task(params, call)  # type: ignore[arg-type]
+            return await server.get_task_json(params, call)  # type: ignore[arg-type]
         elif name == "ListTasks":
             result = await server.list_tasks(params, call)  # type: ignore[arg-type]
         elif name == "CancelTask":
@@ -328,65 +324,42 @@ class A2AApp:
     async def _stream(
         self,
         id: object,
-        stream: Stream,
+        stream: TaskStream,
         receive: Receive,
         send: Send,
         extra: list[tuple[bytes, bytes]],
     ) -> None:
+        """Serve one stream: events already queued go out in one write; an idle stream
+        gets keep-alive comments; a client that goes away ends it."""
         id_json = msgspec.json.encode(id)
-        events = aiter(stream)
         try:
-            first = await anext(events)
-        except StopAsyncIteration:
-            first = None
-        except RpcError as exc:
-            await _plain(send, 200, encode(exc.to_response(id)))  # type: ignore[arg-type]
-            return
-        await send({"type": "http.response.start", "status": 200, "headers": [*_SSE, *extra]})
-        watcher = asyncio.create_task(_watch_disconnect(receive))
-        try:
-            if first is not None:
-                await _event(send, first, id_json)
-                while True:
-                    next_event = asyncio.ensure_future(anext(events))
-                    try:
-                        while True:
-                            done, _ = await asyncio.wait(
-                                {next_event, watcher},
-                                timeout=self.keepalive,
-                                return_when=asyncio.FIRST_COMPLETED,
-                            )
-                            if watcher in done:
-                                raise _Disconnected()
-                            if next_event in done:
-                                break
-                            await send(_KEEPALIVE)
-                        item = next_event.result()
-                    except StopAsyncIteration:
-                        break
-                    finally:
-                        if not next_event.done():
-                            next_event.cancel()
-                            with contextlib.suppress(BaseException):
-                                await next_event
-                    await _event(send, item, id_json)
-        except _Disconnected:
-            pass
-        except RpcError as exc:
-            error = encode(exc.to_response(id))  # type: ignore[arg-type]
-            body = b"event: error\ndata: " + error + b"\n\n"
+            try:
+                batch = await stream.batch()
+            except RpcError as exc:  # before the first event: a plain JSON answer
+                await _plain(send, 200, encode(exc.to_response(id)))  # type: ignore[arg-type]
+                return
+            await send({"type": "http.response.start", "status": 200, "headers": [*_SSE, *extra]})
+            watcher = asyncio.create_task(_watch_disconnect(receive, stream))
+            try:
+                while batch is not None:
+                    body = b"".join(_event(item, id_json) for item in batch) if batch else _PING
+                    await send({"type": "http.response.body", "body": body, "more_body": True})
+                    batch = await stream.batch(self.keepalive)
+            except RpcError as exc:  # after the first event: an SSE event with the error
+                error = encode(exc.to_response(id))  # type: ignore[arg-type]
+                body = b"event: error\ndata: " + error + b"\n\n"
+                with contextlib.suppress(OSError):
+                    await send({"type": "http.response.body", "body": body, "more_body": True})
+            except OSError:
+                pass
+            finally:
+                watcher.cancel()
+                with contextlib.suppress(BaseException):
+                    await watcher
             with contextlib.suppress(OSError):
-                await send({"type": "http.response.body", "body": body, "more_body": True})
-        except OSError:
-            pass
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
-            watcher.cancel()
-            with contextlib.suppress(BaseException):
-                await watcher
-            with contextlib.suppress(BaseException):
-                await events.aclose()  # type: ignore[attr-defined]
-        with contextlib.suppress(OSError):
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            await stream.aclose()
 
 
 class _HttpRequest:
@@ -401,16 +374,16 @@ def _envelope(id: object, result: bytes) -> bytes:
     return b'{"jsonrpc":"2.0","id":' + msgspec.json.encode(id) + b',"result":' + result + b"}"
 
 
-async def _event(send: Send, item: tuple[int | None, bytes], id_json: bytes) -> None:
+def _event(item: tuple[int | None, bytes], id_json: bytes) -> bytes:
     seq, payload = item
     head = b"" if seq is None else b"id: " + str(seq).encode() + b"\n"
-    body = head + b'data: {"jsonrpc":"2.0","id":' + id_json + b',"result":' + payload + b"}\n\n"
-    await send({"type": "http.response.body", "body": body, "more_body": True})
+    return head + b'data: {"jsonrpc":"2.0","id":' + id_json + b',"result":' + payload + b"}\n\n"
 
 
-async def _watch_disconnect(receive: Receive) -> None:
+async def _watch_disconnect(receive: Receive, stream: TaskStream) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
+    stream.cut()
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes | None:

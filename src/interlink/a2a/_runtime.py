@@ -183,6 +183,12 @@ class Subscription:
         self.closed = True
         self.ready.set()
 
+    def next_ready(self) -> tuple[int, bytes]:
+        """The next queued event (there must be one)."""
+        item = self.items.popleft()
+        self.queued_bytes -= len(item[1])
+        return item
+
     async def next(self) -> tuple[int, bytes] | None:
         """The next event, or `None` when the stream is over."""
         while True:
@@ -228,7 +234,7 @@ class LiveTask:
         #: push configs sent with the first message, stored once the task exists
         self.pending_push: list[tuple[str, bytes]] = []
         self.lock = asyncio.Lock()
-        self.changed = asyncio.Condition()
+        self._waiters: list[asyncio.Future[None]] = []
 
     @property
     def state(self) -> str:
@@ -300,12 +306,17 @@ class LiveTask:
         await self._notify()
 
     async def _notify(self) -> None:
-        async with self.changed:
-            self.changed.notify_all()
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
 
     async def wait_for(self, predicate: Callable[[LiveTask], bool]) -> None:
-        async with self.changed:
-            await self.changed.wait_for(lambda: predicate(self))
+        """Until `predicate(self)` holds (checked after every change)."""
+        while not predicate(self):
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            await waiter
 
     # -- the executor -------------------------------------------------------------------
 

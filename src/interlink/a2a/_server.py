@@ -19,7 +19,7 @@ import base64
 import binascii
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import msgspec
@@ -79,10 +79,6 @@ class Call:
     tenant: str = ""
     extensions: frozenset[str] = frozenset()
     headers: Mapping[str, str] = field(default_factory=dict)
-
-
-Stream = AsyncIterator[tuple[int | None, bytes]]
-"""Events of a stream: (SSE id or None, StreamResponse ProtoJSON)."""
 
 
 class A2AServer:
@@ -305,7 +301,7 @@ class A2AServer:
             history = self._history_length(configuration.history_length, "historyLength")
         return SendMessageResponse(task=self._shape(live.task, history))
 
-    async def stream_message(self, params: SendMessageRequest, call: Call) -> Stream:
+    async def stream_message(self, params: SendMessageRequest, call: Call) -> TaskStream:
         self._require_streaming()
         live, context = await self._begin(params, call)
         sub = live.subscribe(self.stream_queue_limit, close_on_interrupt=True)
@@ -316,39 +312,27 @@ class A2AServer:
         self._evict_when_idle(live)
         return self._drain(live, sub, snapshot, [])
 
-    async def _drain(
+    def _drain(
         self,
         live: LiveTask,
         sub: Subscription,
         first: tuple[int | None, bytes] | None,
         backlog: list[tuple[int, bytes]],
-    ) -> Stream:
-        """The stream's events: `first` (the task snapshot), the stored `backlog`, then
-        what the subscription receives. A subscription that fell behind its bounded queue
-        just ends: the client resumes with `Last-Event-ID`."""
-        try:
-            if first is not None:
-                yield first
-            for stored in backlog:
-                yield stored
-            last = backlog[-1][0] if backlog else (first[0] if first and first[0] else 0)
-            while (item := await sub.next()) is not None:
-                seq, payload = item
-                if seq and seq <= last:
-                    continue  # already sent from the stored log
-                yield (seq or None), payload
-            if live.failure is not None and live.task is None:
-                raise InvalidAgentResponse(f"the agent did not answer: {live.failure}")
-        finally:
-            live.unsubscribe(sub)
-            self._evict(live)
+    ) -> TaskStream:
+        return TaskStream(self, live, sub, first, backlog)
 
     # -- tasks ----------------------------------------------------------------------------
 
     async def get_task(self, params: GetTaskRequest, call: Call) -> Task:
+        return _codec.decode(Task, await self.get_task_json(params, call))
+
+    async def get_task_json(self, params: GetTaskRequest, call: Call) -> bytes:
+        """`GetTask` as ProtoJSON: the stored snapshot as is, unless history is cut."""
         history = self._history_length(params.history_length, "historyLength")
         row = await self._visible(call, params.id, "GetTask")
-        return self._shape(_codec.decode(Task, row.task), history)
+        if history is None:
+            return row.task
+        return _codec.encode(self._shape(_codec.decode(Task, row.task), history))
 
     async def list_tasks(self, params: ListTasksRequest, call: Call) -> ListTasksResponse:
         violations: list[tuple[str, str]] = []
@@ -433,7 +417,7 @@ class A2AServer:
 
     async def subscribe(
         self, params: SubscribeToTaskRequest, call: Call, last_event_id: int | None = None
-    ) -> Stream:
+    ) -> TaskStream:
         self._require_streaming()
         row = await self._visible(call, params.id, "SubscribeToTask")
         if row.state in TERMINAL_STATES:
@@ -545,6 +529,66 @@ class _Publisher:
 
     async def publish(self, event: object) -> None:
         await self._live.publish(event, self._context)  # type: ignore[arg-type]
+
+
+class TaskStream:
+    """The events of one stream, taken in batches: `first` (the task snapshot), the
+    stored `backlog` (a resumed subscription), then what the subscription receives.
+
+    `batch(wait)` returns every event that is ready, so a transport writes them at once;
+    `[]` when `wait` seconds passed without one (time for a keep-alive), `None` when the
+    stream is over. A subscription that fell behind its bounded queue just ends: the
+    client resumes with `Last-Event-ID`. `aclose()` detaches it (always call it).
+    """
+
+    def __init__(
+        self,
+        server: A2AServer,
+        live: LiveTask,
+        sub: Subscription,
+        first: tuple[int | None, bytes] | None,
+        backlog: list[tuple[int, bytes]],
+    ) -> None:
+        self._server = server
+        self._live = live
+        self._sub = sub
+        self._pending: list[tuple[int | None, bytes]] = [] if first is None else [first]
+        self._pending += backlog
+        self._last = backlog[-1][0] if backlog else (first[0] if first and first[0] else 0)
+
+    async def batch(self, wait: float | None = None) -> list[tuple[int | None, bytes]] | None:
+        sub = self._sub
+        while True:
+            ready, self._pending = self._pending, []
+            while sub.items:
+                seq, payload = sub.next_ready()
+                if seq and seq <= self._last:
+                    continue  # already sent from the stored log
+                ready.append((seq or None, payload))
+            if ready:
+                return ready
+            if sub.closed:
+                live = self._live
+                if live.failure is not None and live.task is None:
+                    raise InvalidAgentResponse(f"the agent did not answer: {live.failure}")
+                return None
+            sub.ready.clear()
+            if wait is None:
+                await sub.ready.wait()
+                continue
+            try:
+                async with asyncio.timeout(wait):
+                    await sub.ready.wait()
+            except TimeoutError:
+                return []
+
+    def cut(self) -> None:
+        """The client went away: end the stream."""
+        self._sub.close()
+
+    async def aclose(self) -> None:
+        self._live.unsubscribe(self._sub)
+        self._server._evict(self._live)
 
 
 def _last_user_message(task: Task) -> Message:
