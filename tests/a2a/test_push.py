@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -481,3 +482,56 @@ async def test_a_stopped_worker_does_not_start_again() -> None:
     await push.stop()
     with pytest.raises(RuntimeError):
         await push.start()
+
+
+async def test_a_hanging_webhook_delays_no_stream(tmp_path: Path) -> None:
+    """Through the whole server: a webhook that never answers, and the task's stream
+    still runs at full speed (delivery is never on the event path)."""
+    import uvicorn
+
+    from interlink.a2a import create_app
+    from tests.a2a.agents import Scripted, card, message
+    from tests.a2a.conftest import Served
+
+    accepted = asyncio.Event()
+    done = asyncio.Event()
+
+    async def hang(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted.set()
+        await done.wait()  # never answers while the test runs
+        writer.close()
+
+    hook = await asyncio.start_server(hang, "127.0.0.1", 0)
+    hook_port = hook.sockets[0].getsockname()[1]
+    app = create_app(
+        Scripted(), card(), store=f"sqlite:///{tmp_path}/t.db", push_allow=["127.0.0.1"]
+    )
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+    client = httpx.AsyncClient(timeout=30)
+    try:
+        async with asyncio.timeout(20):
+            while not server.started:  # noqa: ASYNC110 - uvicorn offers no event to wait on
+                await asyncio.sleep(0.01)
+            served = Served(f"http://127.0.0.1:{sock.getsockname()[1]}/", client, app)
+            webhook = {"url": f"http://127.0.0.1:{hook_port}/hook", "token": "t"}
+            params = {
+                **message("chunks 200"),
+                "configuration": {"taskPushNotificationConfig": webhook},
+            }
+            events = await served.stream("SendStreamingMessage", params)
+            assert len(events) == 1 + 1 + 200 + 1
+            final = events[-1][1]["result"]["statusUpdate"]["status"]["state"]  # type: ignore[index]
+            assert final == "TASK_STATE_COMPLETED"
+            await accepted.wait()  # delivery was attempted, and hangs meanwhile
+    finally:
+        await client.aclose()
+        server.should_exit = True
+        async with asyncio.timeout(30):
+            await serving
+        done.set()
+        hook.close()
+        await hook.wait_closed()
+        await asyncio.sleep(0)  # the handler finishes on its next turn
