@@ -44,3 +44,43 @@ def test_demo_talks_to_a_child_process() -> None:
     assert '"id":null,"error":{"code":-32700' in out
     assert '{"jsonrpc":"2.0","id":1,"result":2.0}' in out
     assert "children exited with [0, 0]" in out
+
+
+@pytest.mark.e2e
+def test_acp_serve_runs_an_agent_object_on_stdio() -> None:
+    request = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n'
+    done = subprocess.run(
+        [sys.executable, "-m", "interlink", "acp", "serve", "examples/acp_agent.py:ExampleAgent"],
+        input=request,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    answer = done.stdout.decode()
+    assert '"id":1,"result":{"protocolVersion":1' in answer
+    assert '"name":"interlink-example-agent"' in answer
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("nope_module:Agent", "cannot import 'nope_module'"),
+        ("examples/acp_agent.py:Missing", "has no attribute 'Missing'"),
+        ("examples/acp_agent.py:Session", "failed"),
+        ("examples/acp_agent.py", "expected MODULE:ATTR"),
+    ],
+)
+def test_acp_serve_explains_a_bad_target_in_one_line(target: str, message: str) -> None:
+    done = run("acp", "serve", target)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a2a_serve_explains_a_bad_store_in_one_line() -> None:
+    done = run("a2a", "serve", "examples/a2a_agent.py:app", "--store", "mysql://x")
+    assert done.returncode == 2
+    assert "unknown task store 'mysql://x'" in done.stderr
+    assert "Traceback" not in done.stderr

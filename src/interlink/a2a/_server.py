@@ -117,16 +117,7 @@ class A2AServer:
             await self.push.start()
         for row in await self.store.active():
             live = self._live(row.tenant, row.task_id, row=row)
-            task = live.task
-            assert task is not None
-            context = RequestContext(
-                message=_last_user_message(task),
-                task_id=row.task_id,
-                context_id=row.context_id,
-                task=task,
-                principal=row.owner,
-                tenant=row.tenant,
-            )
+            context = _context_of(live, Call(principal=row.owner, tenant=row.tenant))
             if self.executor.resumable:
                 live.start(self.executor, context)
                 self._evict_when_idle(live)
@@ -387,19 +378,7 @@ class A2AServer:
         if row.state in TERMINAL_STATES:
             raise TaskNotCancelable(f"task {row.task_id} is {row.state}", taskId=row.task_id)
         live = self._live(call.tenant, row.task_id, row=row)
-        task = live.task
-        assert task is not None
-        context = RequestContext(
-            message=_last_user_message(task),
-            task_id=row.task_id,
-            context_id=row.context_id,
-            task=task,
-            principal=call.principal,
-            tenant=call.tenant,
-            extensions=call.extensions,
-            headers=call.headers,
-            metadata=params.metadata,
-        )
+        context = _context_of(live, call, metadata=params.metadata)
         publisher = _Publisher(live, context)
         if live.running and live.runner is not None:
             live.cancel_requested = True
@@ -591,8 +570,25 @@ class TaskStream:
         self._server._evict(self._live)
 
 
-def _last_user_message(task: Task) -> Message:
-    return next((m for m in reversed(task.history) if str(m.role) == "ROLE_USER"), Message())
+def _context_of(
+    live: LiveTask, call: Call, *, metadata: dict[str, object] | None = None
+) -> RequestContext:
+    """The context of an existing task (for cancel, or a re-run after a restart): its
+    last user message stands for the request."""
+    task = live.task
+    assert task is not None
+    message = next((m for m in reversed(task.history) if str(m.role) == "ROLE_USER"), Message())
+    return RequestContext(
+        message=message,
+        task_id=task.id,
+        context_id=task.context_id,
+        task=task,
+        principal=call.principal,
+        tenant=call.tenant,
+        extensions=call.extensions,
+        headers=call.headers,
+        metadata=metadata,
+    )
 
 
 def _encode_token(status_time: int, task_id: str) -> str:
