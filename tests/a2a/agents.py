@@ -17,6 +17,7 @@ class Scripted(AgentExecutor):
         self.started = asyncio.Event()
         self.cancels: list[str] = []
         self.after_terminal: list[BaseException] = []
+        self.refused = asyncio.Event()
 
     async def execute(self, context: RequestContext, events: EventSink) -> None:
         task = TaskUpdater(context, events)
@@ -43,6 +44,7 @@ class Scripted(AgentExecutor):
                 await task.working()
             except Exception as exc:
                 self.after_terminal.append(exc)
+                self.refused.set()
         elif text == "silent":
             return
         elif text.startswith("chunks "):

@@ -32,7 +32,7 @@ from interlink.a2a._executor import (
     RequestContext,
     TaskUpdater,
 )
-from interlink.a2a._store import TERMINAL_STATES, TaskRow, TaskStore
+from interlink.a2a._store import TERMINAL_STATES, TaskRow, TaskStore, VersionConflict
 from interlink.a2a._types import (
     Message,
     StreamResponse,
@@ -41,6 +41,7 @@ from interlink.a2a._types import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
+from interlink.jsonrpc import RpcError
 
 __all__ = ["INTERRUPTED_STATES", "LiveTask", "Subscription", "apply", "micros", "task_row"]
 
@@ -231,6 +232,10 @@ class LiveTask:
         self.direct_message: Message | None = None
         self.failure: BaseException | None = None
         self.cancel_requested = False
+        #: the server is stopping: a running executor is cancelled, not failed by us
+        self.shutting_down = False
+        #: requests holding this task between their checks and starting the executor
+        self.users = 0
         #: push configs sent with the first message, stored once the task exists
         self.pending_push: list[tuple[str, bytes]] = []
         self.lock = asyncio.Lock()
@@ -262,13 +267,45 @@ class LiveTask:
                 return
             if self.direct_message is not None:
                 raise InvalidEventSequence("no event may follow a direct message")
-            task, responses = apply(self.task, event, context)
-            await self._store(task, responses)
+            await self._uninterrupted(lambda: apply(self.task, event, context))
 
-    async def update_snapshot(self, task: Task) -> None:
-        """Store a snapshot change that is no stream event (a follow-up's user message)."""
+    async def add_user_message(self, message: Message) -> None:
+        """A follow-up's message joins the history (a snapshot change, no stream event)."""
         async with self.lock:
-            await self._store(task, [])
+
+            def change() -> tuple[Task, list[StreamResponse]]:
+                assert self.task is not None
+                return _with_user_message(self.task, message), []
+
+            await self._uninterrupted(change)
+
+    async def _uninterrupted(self, change: Callable[[], tuple[Task, list[StreamResponse]]]) -> None:
+        """Apply and store one change to completion even if the caller is cancelled
+        meanwhile (a CancelTask stopping the executor): a write that reached the store
+        must reach memory and the streams too, or the task would be stuck."""
+        write = asyncio.ensure_future(self._store_change(change))
+        try:
+            await asyncio.shield(write)
+        except asyncio.CancelledError:
+            await asyncio.wait({write})
+            raise
+
+    async def _store_change(self, change: Callable[[], tuple[Task, list[StreamResponse]]]) -> None:
+        for _ in range(3):
+            task, responses = change()
+            try:
+                await self._store(task, responses)
+                return
+            except VersionConflict:
+                # Someone else wrote the task (another replica, or an older copy of it in
+                # this process): catch up from the store and apply the change again.
+                row = await self.store.get(self.tenant, self.task_id)
+                if row is None:
+                    raise
+                self.task = _codec.decode(Task, row.task)
+                self.version, self.last_seq = row.version, row.last_seq
+        task, responses = change()
+        await self._store(task, responses)
 
     async def _store(self, task: Task, responses: list[StreamResponse]) -> None:
         payloads = [_codec.encode(r) for r in responses]
@@ -330,14 +367,42 @@ class LiveTask:
         try:
             await executor.execute(context, sink)
         except asyncio.CancelledError:
+            if self.shutting_down:
+                await self._stopped(executor, context)
+                raise
             if not self.cancel_requested:
                 raise
         except Exception as exc:
             logger.exception("executor failed on task %s", self.task_id)
-            await self._fail(context, f"the agent failed: {type(exc).__name__}: {exc}", exc)
-        finally:
+            # the reason names the kind of failure; the details stay in our log
+            reason = f"the agent failed ({type(exc).__name__})"
+            if isinstance(exc, RpcError):  # raised on purpose: its message is for the client
+                reason = f"the agent failed: {exc.message}"
             with contextlib.suppress(Exception):
+                await self._fail(context, reason, exc)
+        if not self.shutting_down:
+            try:
                 await self._finish(context)
+            except Exception:
+                logger.exception("could not finish task %s", self.task_id)
+            finally:
+                self._end_streams()
+                await self._notify()
+
+    async def _stopped(self, executor: AgentExecutor, context: RequestContext) -> None:
+        """The server stops while the executor runs: a resumable one is left as it is
+        (re-run at the next start); any other fails with the reason."""
+        try:
+            if not executor.resumable:
+                await self._fail(
+                    context, "the server stopped while this task was running", RuntimeError()
+                )
+        except Exception:
+            logger.exception("could not fail task %s at shutdown", self.task_id)
+        finally:
+            for sub in list(self.subscriptions):
+                sub.close()
+            await self._notify()
 
     async def _fail(self, context: RequestContext, reason: str, exc: BaseException) -> None:
         if self.task is None and self.direct_message is None:
@@ -356,10 +421,12 @@ class LiveTask:
             )
         if self.task is None and self.direct_message is None and self.failure is None:
             self.failure = InvalidEventSequence("the agent published nothing")
+
+    def _end_streams(self) -> None:
+        """The executor returned: streams that end at an interruption end now."""
         for sub in list(self.subscriptions):
-            if sub.close_on_interrupt or self.task is None:
+            if sub.close_on_interrupt or self.task is None or self.state in TERMINAL_STATES:
                 sub.close()
-        await self._notify()
 
     def subscribe(self, limit: int, *, close_on_interrupt: bool) -> Subscription:
         sub = Subscription(limit, close_on_interrupt=close_on_interrupt)

@@ -34,7 +34,13 @@ from interlink.a2a._errors import (
     UnsupportedOperation,
     bad_request,
 )
-from interlink.a2a._executor import AgentExecutor, RequestContext, TaskUpdater, new_id
+from interlink.a2a._executor import (
+    AgentExecutor,
+    InvalidEventSequence,
+    RequestContext,
+    TaskUpdater,
+    new_id,
+)
 from interlink.a2a._push import PushDelivery, check_url
 from interlink.a2a._runtime import INTERRUPTED_STATES, LiveTask, Subscription, micros
 from interlink.a2a._store import TERMINAL_STATES, TaskRow, TaskStore
@@ -106,16 +112,20 @@ class A2AServer:
             push = PushDelivery(store)
         #: the outbox worker, when the card declares push notifications
         self.push = push
+        #: the tenants this server answers for (a tenant router sets its names)
+        self.tenants: frozenset[str] = frozenset({""})
 
     # -- lifecycle --------------------------------------------------------------------
 
     async def startup(self) -> None:
         """Open the store; tasks that were running when the process died are failed with
         a reason, or re-run when the executor is resumable."""
-        await self.store.open()
+        await _open_shared(self.store)
         if self.push is not None:
             await self.push.start()
         for row in await self.store.active():
+            if row.tenant not in self.tenants:
+                continue  # another tenant's agent (sharing the store) takes care of it
             live = self._live(row.tenant, row.task_id, row=row)
             context = _context_of(live, Call(principal=row.owner, tenant=row.tenant))
             if self.executor.resumable:
@@ -128,7 +138,13 @@ class A2AServer:
                 self._evict(live)
 
     async def shutdown(self) -> None:
-        runners = [live.runner for live in self.live.values() if live.runner is not None]
+        """Stop running executors (a resumable one is re-run at the next start, any
+        other fails with the reason), end every stream, close the store."""
+        runners = []
+        for live in self.live.values():
+            if live.runner is not None:
+                live.shutting_down = True
+                runners.append(live.runner)
         for runner in runners:
             runner.cancel()
         for runner in runners:
@@ -139,7 +155,7 @@ class A2AServer:
                 sub.close()
         if self.push is not None:
             await self.push.stop()
-        await self.store.close()
+        await _close_shared(self.store)
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -168,8 +184,11 @@ class A2AServer:
         return live
 
     def _evict(self, live: LiveTask) -> None:
-        if not live.running and not live.subscriptions:
-            self.live.pop((live.tenant, live.task_id), None)
+        """Forget an idle task (no executor, no stream, no request holding it); only this
+        very object, never a newer one under the same key."""
+        key = (live.tenant, live.task_id)
+        if self.live.get(key) is live and not (live.running or live.subscriptions or live.users):
+            del self.live[key]
 
     def _evict_when_idle(self, live: LiveTask) -> None:
         if live.runner is not None:
@@ -208,10 +227,15 @@ class A2AServer:
         if not message.parts:
             raise bad_request([("message.parts", "a message needs at least one part")])
         configuration = params.configuration
+        inline = None
         if configuration is not None:
             self._history_length(configuration.history_length, "configuration.historyLength")
-            if configuration.task_push_notification_config is not None:
+            inline = configuration.task_push_notification_config
+            if inline is not None:
                 self._require_push()
+                await self._check_webhook(inline.url)
+        # Checks done; from here the task is held (`users`) until its executor starts,
+        # so no other request starts one too and no stream's end evicts it meanwhile.
         if message.task_id:
             row = await self._visible(call, message.task_id, "SendMessage")
             if message.context_id and message.context_id != row.context_id:
@@ -224,7 +248,11 @@ class A2AServer:
                     taskId=row.task_id,
                 )
             live = self._live(call.tenant, row.task_id, row=row)
-            if live.running:
+            if live.running and live.runner is not None and live.state in INTERRUPTED_STATES:
+                # it asked for input and is returning right now: let it finish first
+                with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                    await asyncio.wait_for(asyncio.shield(live.runner), 2.0)
+            if live.running or live.users:
                 raise UnsupportedOperation(
                     f"task {row.task_id} is still working; send when it asks for input",
                     taskId=row.task_id,
@@ -233,44 +261,54 @@ class A2AServer:
         else:
             task_id, context_id = new_id(), message.context_id or new_id()
             live = self._live(call.tenant, task_id, owner=call.principal, context_id=context_id)
-        message = msgspec.structs.replace(
-            message,
-            task_id=task_id,
-            context_id=context_id,
-            message_id=message.message_id or new_id(),
-        )
-        context = RequestContext(
-            message=message,
-            task_id=task_id,
-            context_id=context_id,
-            task=live.task,
-            principal=call.principal,
-            tenant=call.tenant,
-            extensions=call.extensions,
-            headers=call.headers,
-            configuration=configuration,
-            metadata=params.metadata,
-        )
-        if live.task is not None:
-            history = [*live.task.history, message]
-            await live.update_snapshot(msgspec.structs.replace(live.task, history=history))
-        if configuration is not None and configuration.task_push_notification_config is not None:
-            inline = configuration.task_push_notification_config
+        live.users += 1
+        try:
+            message = msgspec.structs.replace(
+                message,
+                task_id=task_id,
+                context_id=context_id,
+                message_id=message.message_id or new_id(),
+            )
+            context = RequestContext(
+                message=message,
+                task_id=task_id,
+                context_id=context_id,
+                task=live.task,
+                principal=call.principal,
+                tenant=call.tenant,
+                extensions=call.extensions,
+                headers=call.headers,
+                configuration=configuration,
+                metadata=params.metadata,
+            )
             if live.task is not None:
-                await self._put_push(call, task_id, inline)
-            else:  # stored with the task, once the agent makes one
-                await self._check_webhook(inline.url)
+                await live.add_user_message(message)
+            if inline is not None:
                 stored = self._push_config(call, task_id, inline)
-                live.pending_push.append((stored.id, _codec.encode(stored)))
+                if live.task is not None:
+                    await self.store.put_push_config(
+                        call.tenant, task_id, stored.id, _codec.encode(stored)
+                    )
+                else:  # stored with the task, once the agent makes one
+                    live.pending_push.append((stored.id, _codec.encode(stored)))
+        except BaseException:
+            live.users -= 1
+            self._evict(live)
+            raise
         return live, context
+
+    def _start(self, live: LiveTask, context: RequestContext) -> None:
+        """Start the executor of a task `_begin` holds, and let go of it."""
+        live.start(self.executor, context)
+        live.users -= 1
+        self._evict_when_idle(live)
 
     async def send_message(self, params: SendMessageRequest, call: Call) -> SendMessageResponse:
         live, context = await self._begin(params, call)
         configuration = params.configuration
         immediately = configuration is not None and configuration.return_immediately
         started_at = live.last_seq  # a follow-up's task is already interrupted: wait for news
-        live.start(self.executor, context)
-        self._evict_when_idle(live)
+        self._start(live, context)
 
         def answered(task: LiveTask) -> bool:
             if task.failure is not None or task.direct_message is not None:
@@ -299,8 +337,7 @@ class A2AServer:
         snapshot = None
         if live.task is not None:  # a follow-up: the stream starts with the task
             snapshot = (live.last_seq, _codec.encode(StreamResponse(task=live.task)))
-        live.start(self.executor, context)
-        self._evict_when_idle(live)
+        self._start(live, context)
         return self._drain(live, sub, snapshot, [])
 
     def _drain(
@@ -378,21 +415,29 @@ class A2AServer:
         if row.state in TERMINAL_STATES:
             raise TaskNotCancelable(f"task {row.task_id} is {row.state}", taskId=row.task_id)
         live = self._live(call.tenant, row.task_id, row=row)
-        context = _context_of(live, call, metadata=params.metadata)
-        publisher = _Publisher(live, context)
-        if live.running and live.runner is not None:
-            live.cancel_requested = True
+        live.users += 1
+        try:
+            context = _context_of(live, call, metadata=params.metadata)
+            publisher = _Publisher(live, context)
             try:
-                await self.executor.cancel(context, publisher)
-            finally:
-                live.runner.cancel()
-                with contextlib.suppress(BaseException):
-                    await asyncio.wait_for(asyncio.shield(live.runner), 10)
-        if live.state not in TERMINAL_STATES:
-            await TaskUpdater(context, publisher).cancel()
-        self._evict(live)
-        assert live.task is not None
-        return live.task
+                if live.running and live.runner is not None:
+                    # the executor may refuse (an RpcError): then the task runs on
+                    await self.executor.cancel(context, publisher)
+                    live.cancel_requested = True
+                    live.runner.cancel()
+                    with contextlib.suppress(BaseException):
+                        await asyncio.wait_for(asyncio.shield(live.runner), 10)
+                if live.state not in TERMINAL_STATES:
+                    await TaskUpdater(context, publisher).cancel()
+            except InvalidEventSequence:
+                pass  # the task reached another terminal state meanwhile
+            if live.state != "TASK_STATE_CANCELED":
+                raise TaskNotCancelable(f"task {row.task_id} is {live.state}", taskId=row.task_id)
+            assert live.task is not None
+            return live.task
+        finally:
+            live.users -= 1
+            self._evict(live)
 
     async def subscribe(
         self, params: SubscribeToTaskRequest, call: Call, last_event_id: int | None = None
@@ -413,12 +458,17 @@ class A2AServer:
         upto = live.last_seq
         backlog: list[tuple[int, bytes]] = []
         after = last_event_id
-        while after < upto:
-            rows = await self.store.events(call.tenant, row.task_id, after, limit=1000)
-            if not rows:
-                break
-            backlog += [(e.seq, e.payload) for e in rows if e.seq <= upto]
-            after = rows[-1].seq
+        try:
+            while after < upto:
+                rows = await self.store.events(call.tenant, row.task_id, after, limit=1000)
+                if not rows:
+                    break
+                backlog += [(e.seq, e.payload) for e in rows if e.seq <= upto]
+                after = rows[-1].seq
+        except BaseException:
+            live.unsubscribe(sub)
+            self._evict(live)
+            raise
         return self._drain(live, sub, (None, snapshot), backlog)
 
     # -- push configs ------------------------------------------------------------------
@@ -568,6 +618,26 @@ class TaskStream:
     async def aclose(self) -> None:
         self._live.unsubscribe(self._sub)
         self._server._evict(self._live)
+
+
+_store_users: dict[int, int] = {}
+
+
+async def _open_shared(store: TaskStore) -> None:
+    """Open a store once however many servers (tenants) share it."""
+    users = _store_users.get(id(store), 0)
+    if users == 0:
+        await store.open()
+    _store_users[id(store)] = users + 1
+
+
+async def _close_shared(store: TaskStore) -> None:
+    users = _store_users.get(id(store), 1) - 1
+    if users <= 0:
+        _store_users.pop(id(store), None)
+        await store.close()
+    else:
+        _store_users[id(store)] = users
 
 
 def _context_of(
