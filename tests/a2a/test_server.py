@@ -103,7 +103,11 @@ async def test_bad_requests_get_http_200_and_their_code(
 ) -> None:
     response = await server.client.post(server.url, content=body, headers=VERSION)
     assert response.status_code == 200
-    assert response.json()["error"]["code"] == code
+    error = response.json()["error"]
+    assert error["code"] == code
+    # the A2A shape: an array of typed details, the first a google.rpc.ErrorInfo
+    assert error["data"][0]["@type"] == "type.googleapis.com/google.rpc.ErrorInfo"
+    assert error["data"][0]["domain"] == "a2a-protocol.org"
     # and the server goes on serving
     assert "result" in await server.call("SendMessage", message("after"))
 
@@ -133,7 +137,9 @@ async def test_a_body_over_the_limit_is_refused_without_reading_it_all(serve: Se
     response = await server.client.post(server.url, content=b"x" * 100_000, headers=VERSION)
     answer = response.json()
     assert answer["error"]["code"] == -32600
-    assert answer["error"]["data"]["limit"] == 1024
+    assert response.status_code == 200  # a JSON-RPC error, like every other
+    assert answer["error"]["data"][0]["reason"] == "INVALID_REQUEST"
+    assert answer["error"]["data"][0]["metadata"]["limit"] == "1024"
     assert "result" in await server.call("SendMessage", message("small"))
 
 

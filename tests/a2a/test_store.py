@@ -1,6 +1,7 @@
-"""The `TaskStore` contract, run against every implementation (memory and SQLite).
+"""The `TaskStore` contract, run against every implementation (memory, SQLite, PostgreSQL).
 
-SQLite-only tests and `open_store` are in `test_store_sqlite.py`.
+SQLite-only tests and `open_store` are in `test_store_sqlite.py`, PostgreSQL-only ones
+(and how the tests find a server) in `test_store_postgres.py`.
 """
 
 from __future__ import annotations
@@ -27,10 +28,14 @@ INPUT = "TASK_STATE_INPUT_REQUIRED"
 def make_store(kind: str, directory: Path) -> TaskStore:
     if kind == "memory":
         return MemoryTaskStore()
+    if kind == "postgres":  # a schema of its own, dropped by close(); skips without a server
+        from tests.a2a.test_store_postgres import DisposableStore
+
+        return DisposableStore()
     return SqliteTaskStore(directory / "a2a.db")
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TaskStore]:
     opened = make_store(request.param, tmp_path)
     await opened.open()
@@ -409,7 +414,7 @@ _step = st.tuples(
 )
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres"])
 @settings(max_examples=25)
 @given(steps=st.lists(_step, max_size=12), put_config=st.booleans())
 def test_random_appends_match_a_model(

@@ -1,21 +1,37 @@
-"""A2A 1.0 (Agent2Agent) on interlink's JSON-RPC core: the server side.
+"""A2A 1.0 (Agent2Agent) on interlink's JSON-RPC core: both sides.
 
-Write an `AgentExecutor` (a `TaskUpdater` makes the common cases a few lines), describe
-the agent with an `AgentCard`, and `create_app(executor, card)` gives a plain ASGI app:
-JSON-RPC, Server-Sent Events, the agent card, durable tasks (`store=`: memory, SQLite).
+Server: write an `AgentExecutor` (a `TaskUpdater` makes the common cases a few lines),
+describe the agent with an `AgentCard`, and `create_app(executor, card)` gives a plain
+ASGI app: JSON-RPC, Server-Sent Events, the agent card, durable tasks (`store=`: memory,
+SQLite, PostgreSQL). Client: `await A2AClient.connect(url)` and call any method;
+streams and subscriptions are async iterators that resume by `Last-Event-ID`.
 Types: `interlink.a2a.types`.
 """
 
 from interlink.a2a import types
 from interlink.a2a._app import create_app, with_interface
 from interlink.a2a._auth import ApiKeyAuth, Authenticator, BearerAuth
+from interlink.a2a._card import (
+    CardError,
+    NoCompatibleInterface,
+    ResolvedCard,
+    clear_card_cache,
+    resolve_card,
+    select_interface,
+)
+from interlink.a2a._client import A2AClient, Reconnect, StreamEvent, StreamPayload
 from interlink.a2a._errors import (
     A2AError,
+    A2AHttpError,
+    A2AInvalidParams,
+    A2ATransportError,
+    AuthenticationRequired,
     ContentTypeNotSupported,
     ExtendedAgentCardNotConfigured,
     ExtensionSupportRequired,
     InvalidAgentResponse,
     PushNotificationNotSupported,
+    StreamInterrupted,
     TaskNotCancelable,
     TaskNotFound,
     UnsupportedOperation,
@@ -63,8 +79,24 @@ __all__ = [
     "TaskStore",
     "default_store_path",
     "open_store",
+    # the client
+    "A2AClient",
+    "CardError",
+    "NoCompatibleInterface",
+    "Reconnect",
+    "ResolvedCard",
+    "StreamEvent",
+    "StreamPayload",
+    "clear_card_cache",
+    "resolve_card",
+    "select_interface",
     # errors
     "A2AError",
+    "A2AHttpError",
+    "A2AInvalidParams",
+    "A2ATransportError",
+    "AuthenticationRequired",
+    "StreamInterrupted",
     "ContentTypeNotSupported",
     "ExtendedAgentCardNotConfigured",
     "ExtensionSupportRequired",

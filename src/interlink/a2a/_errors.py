@@ -12,10 +12,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import ClassVar
 
-from interlink.jsonrpc import InvalidParams, RpcError
+from interlink.a2a._codec import FieldViolation
+from interlink.jsonrpc import ConnectionClosed, InvalidParams, RpcError
 
 __all__ = [
     "A2AError",
+    "A2AHttpError",
+    "A2AInvalidParams",
+    "A2ATransportError",
+    "AuthenticationRequired",
+    "StreamInterrupted",
     "ContentTypeNotSupported",
     "ExtendedAgentCardNotConfigured",
     "ExtensionSupportRequired",
@@ -116,3 +122,64 @@ class VersionNotSupported(A2AError):
     CODE = -32009
     MESSAGE = "A2A version not supported"
     REASON = "VERSION_NOT_SUPPORTED"
+
+
+# -- what a client raises besides the errors above ------------------------------------
+
+
+class A2AInvalidParams(InvalidParams):
+    """-32602 from an A2A agent; `violations` are the `google.rpc.BadRequest` items."""
+
+    PROTOCOL = "a2a"
+    CODE = -32602
+
+    @property
+    def violations(self) -> tuple[FieldViolation, ...]:
+        items = self.data if isinstance(self.data, list) else []
+        out: list[FieldViolation] = []
+        for item in items:
+            if isinstance(item, dict) and item.get("@type") == BAD_REQUEST:
+                for v in item.get("fieldViolations") or ():
+                    if isinstance(v, dict):
+                        field_, text = v.get("field", ""), v.get("description", "")
+                        out.append(FieldViolation(str(field_), str(text)))
+        return tuple(out)
+
+
+class A2ATransportError(ConnectionClosed):
+    """The agent could not be reached, or the connection failed mid-answer."""
+
+    def __init__(self, reason: str, url: str) -> None:
+        super().__init__(f"{reason} ({url})")
+        self.url = url
+
+
+class StreamInterrupted(A2ATransportError):
+    """A `stream_message` stream broke off; resume it with `subscribe(task_id,
+    last_event_id=last_event_id)` when `task_id` is known."""
+
+    def __init__(self, reason: str, url: str, task_id: str, last_event_id: str | None) -> None:
+        super().__init__(reason, url)
+        self.task_id = task_id
+        self.last_event_id = last_event_id
+
+
+class A2AHttpError(Exception):
+    """The agent answered with an HTTP status other than 200."""
+
+    def __init__(self, message: str, status: int, body: bytes) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
+
+
+class AuthenticationRequired(A2AHttpError):
+    """HTTP 401: missing or wrong credentials; `challenge` is the `WWW-Authenticate`."""
+
+    def __init__(self, url: str, challenge: str, body: bytes) -> None:
+        super().__init__(
+            f"{url} requires authentication (HTTP 401, WWW-Authenticate: {challenge or '-'})",
+            401,
+            body,
+        )
+        self.challenge = challenge

@@ -27,13 +27,20 @@ import msgspec
 
 from interlink.a2a import _codec
 from interlink.a2a._auth import Authenticator
-from interlink.a2a._errors import ExtensionSupportRequired, VersionNotSupported, bad_request
+from interlink.a2a._errors import (
+    ExtensionSupportRequired,
+    VersionNotSupported,
+    bad_request,
+    error_info,
+)
 from interlink.a2a._methods import METHODS
 from interlink.a2a._push import PushDelivery
 from interlink.a2a._server import A2AServer, Call, TaskStream
 from interlink.a2a._store import TaskStore
 from interlink.a2a._types import AgentCard, Empty
 from interlink.jsonrpc import (
+    ErrorObject,
+    ErrorResponse,
     Invalid,
     InvalidRequest,
     MethodNotFound,
@@ -89,12 +96,7 @@ class A2AApp:
         self.authenticators = tuple(authenticators)
         self._started = False
         self._starting = asyncio.Lock()
-        self._card = _codec.encode(server.card)
-        self._etag = b'"' + hashlib.sha256(self._card).hexdigest()[:32].encode() + b'"'
-        self._modified = formatdate(usegmt=True).encode()
-        extensions = server.card.capabilities.extensions
-        self._supported_extensions = {e.uri for e in extensions}
-        self._required_extensions = {e.uri for e in extensions if e.required}
+        self._publish(server.card)
 
     def use_store(self, store: TaskStore, *, push_allow: Iterable[str] | None = None) -> None:
         """Serve from `store` instead (before the app starts); `push_allow` replaces the
@@ -107,8 +109,15 @@ class A2AApp:
     def use_card(self, card: AgentCard) -> None:
         """Publish `card` instead (before the app starts)."""
         self.server.card = card
+        self._publish(card)
+
+    def _publish(self, card: AgentCard) -> None:
         self._card = _codec.encode(card)
         self._etag = b'"' + hashlib.sha256(self._card).hexdigest()[:32].encode() + b'"'
+        self._modified = formatdate(usegmt=True).encode()
+        extensions = card.capabilities.extensions
+        self._supported_extensions = {e.uri for e in extensions}
+        self._required_extensions = {e.uri for e in extensions if e.required}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -207,11 +216,11 @@ class A2AApp:
         body = await _read_body(receive, self.max_body)
         if body is None:
             error = oversize(self.max_body + 1, self.max_body).response()
-            await _plain(send, 413, encode(error))
+            await _plain(send, 200, _error(error))
             return
         message = decode(body)
         if isinstance(message, Invalid):
-            await _plain(send, 200, encode(message.response()))
+            await _plain(send, 200, _error(message.response()))
             return
         if isinstance(message, Notification):  # never answered, not even with an error
             await send({"type": "http.response.start", "status": 204, "headers": []})
@@ -219,7 +228,7 @@ class A2AApp:
             return
         if not isinstance(message, Request):
             refusal = InvalidRequest(data={"detail": "a response is not a request"})
-            await _plain(send, 200, encode(refusal.to_response(getattr(message, "id", None))))
+            await _plain(send, 200, _error(refusal.to_response(getattr(message, "id", None))))
             return
         headers = _headers(scope)
         extra: list[tuple[bytes, bytes]] = []
@@ -229,11 +238,11 @@ class A2AApp:
                 extra.append((b"a2a-extensions", ", ".join(sorted(call.extensions)).encode()))
             result = await self._dispatch(message, call, headers)
         except RpcError as exc:
-            await _plain(send, 200, encode(exc.to_response(message.id)), extra)
+            await _plain(send, 200, _error(exc.to_response(message.id)), extra)
             return
         except Exception:
             logger.exception("A2A method %s failed", message.method)
-            await _plain(send, 200, encode(RpcError.internal_error().to_response(message.id)))
+            await _plain(send, 200, _error(RpcError.internal_error().to_response(message.id)))
             return
         if isinstance(result, bytes):
             await _plain(send, 200, _envelope(message.id, result), extra)
@@ -293,7 +302,7 @@ class A2AApp:
             return await server.stream_message(params, call)  # type: ignore[arg-type]
         elif name == "SubscribeToTask":
             last = headers.get("last-event-id", "").strip()
-            resume = int(last) if last.isdigit() else None
+            resume = int(last) if last.isascii() and last.isdigit() and len(last) < 19 else None
             return await server.subscribe(params, call, resume)  # type: ignore[arg-type]
         elif name == "GetTask":
             return await server.get_task_json(params, call)  # type: ignore[arg-type]
@@ -336,7 +345,7 @@ class A2AApp:
             try:
                 batch = await stream.batch()
             except RpcError as exc:  # before the first event: a plain JSON answer
-                await _plain(send, 200, encode(exc.to_response(id)))  # type: ignore[arg-type]
+                await _plain(send, 200, _error(exc.to_response(id)))  # type: ignore[arg-type]
                 return
             await send({"type": "http.response.start", "status": 200, "headers": [*_SSE, *extra]})
             watcher = asyncio.create_task(_watch_disconnect(receive, stream))
@@ -346,7 +355,7 @@ class A2AApp:
                     await send({"type": "http.response.body", "body": body, "more_body": True})
                     batch = await stream.batch(self.keepalive)
             except RpcError as exc:  # after the first event: an SSE event with the error
-                error = encode(exc.to_response(id))  # type: ignore[arg-type]
+                error = _error(exc.to_response(id))  # type: ignore[arg-type]
                 body = b"event: error\ndata: " + error + b"\n\n"
                 with contextlib.suppress(OSError):
                     await send({"type": "http.response.body", "body": body, "more_body": True})
@@ -368,6 +377,35 @@ class _HttpRequest:
     def __init__(self, scope: Scope) -> None:
         self.headers = _headers(scope)
         self.query = parse_qs(cast(bytes, scope.get("query_string", b"")).decode("latin-1"))
+
+
+_REASONS = {
+    -32700: "PARSE_ERROR",
+    -32600: "INVALID_REQUEST",
+    -32601: "METHOD_NOT_FOUND",
+    -32602: "INVALID_PARAMS",
+    -32603: "INTERNAL_ERROR",
+}
+
+
+def _error(response: ErrorResponse) -> bytes:
+    """A JSON-RPC error as the A2A binding shapes it: `data` is an array of typed
+    details whose first is a `google.rpc.ErrorInfo` (the core's errors carry a plain
+    object, which becomes the ErrorInfo's metadata)."""
+    error = response.error
+    if not isinstance(error.data, list):
+        metadata: dict[str, str] = {}
+        if isinstance(error.data, dict):
+            metadata = {
+                str(k): v if isinstance(v, str) else msgspec.json.encode(v).decode()
+                for k, v in error.data.items()
+            }
+        reason = _REASONS.get(error.code, "ERROR")
+        error = ErrorObject(
+            code=error.code, message=error.message, data=error_info(reason, metadata)
+        )
+        response = ErrorResponse(id=response.id, error=error)
+    return encode(response)
 
 
 def _envelope(id: object, result: bytes) -> bytes:

@@ -444,6 +444,9 @@ class A2AServer:
     ) -> TaskStream:
         self._require_streaming()
         row = await self._visible(call, params.id, "SubscribeToTask")
+        ended = row.state in TERMINAL_STATES
+        if ended and last_event_id is not None and last_event_id < row.last_seq:
+            return await self._replay(call, row, last_event_id)  # it ended while away
         if row.state in TERMINAL_STATES:
             raise UnsupportedOperation(
                 f"task {row.task_id} is {row.state}; there is nothing to subscribe to",
@@ -469,6 +472,29 @@ class A2AServer:
             live.unsubscribe(sub)
             self._evict(live)
             raise
+        return self._drain(live, sub, (None, snapshot), backlog)
+
+    async def _replay(self, call: Call, row: TaskRow, after: int) -> TaskStream:
+        """A resumed subscription to a task that ended meanwhile: the final snapshot,
+        then the events the client missed, then the end."""
+        backlog: list[tuple[int, bytes]] = []
+        while after < row.last_seq:
+            rows = await self.store.events(call.tenant, row.task_id, after, limit=1000)
+            if not rows:
+                break
+            backlog += [(e.seq, e.payload) for e in rows]
+            after = rows[-1].seq
+        live = LiveTask(
+            self.store,
+            tenant=call.tenant,
+            task_id=row.task_id,
+            context_id=row.context_id,
+            owner=row.owner,
+            row=row,
+        )  # not registered: nothing will happen to this task any more
+        sub = live.subscribe(self.stream_queue_limit, close_on_interrupt=False)
+        sub.close()
+        snapshot = b'{"task":' + row.task + b"}"  # a StreamResponse holding the stored task
         return self._drain(live, sub, (None, snapshot), backlog)
 
     # -- push configs ------------------------------------------------------------------
@@ -669,6 +695,9 @@ def _decode_token(token: str) -> tuple[int, str] | None:
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
         time, _, task_id = raw.partition(":")
-        return int(time), task_id
+        micros = int(time)
+        if not 0 <= micros < 2**62:
+            return None
+        return micros, task_id
     except (ValueError, binascii.Error, UnicodeDecodeError):
         return None

@@ -1,8 +1,9 @@
 """Choosing a `TaskStore` from a URL, and where the default SQLite file lives.
 
 Accepted: `memory:`; `sqlite:///abs/path.db`, `sqlite:relative.db` or a bare path ending
-in `.db` / `.sqlite`; `postgresql://...` (not available yet). The store is returned
-unopened: the caller awaits `open()` and `close()`.
+in `.db` / `.sqlite`; `postgresql://user@host/db?schema=name` (schema `interlink` by
+default; needs the `postgres` extra). The store is returned unopened: the caller awaits
+`open()` and `close()`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,20 @@ def open_store(url: str) -> TaskStore:
 
         return MemoryTaskStore()
     if url.startswith(("postgresql://", "postgres://")):
-        raise StoreError("PostgreSQL store not available yet")
+        # `schema=` is ours; every other query parameter is asyncpg's (sslmode, ...).
+        from urllib.parse import parse_qsl, urlencode, urlsplit
+
+        try:
+            from interlink.a2a._store_postgres import PostgresTaskStore
+        except ImportError as exc:
+            raise StoreError(f"{exc}: pip install 'interlink[postgres]'") from exc
+
+        parts = urlsplit(url)
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        schemas = [value for key, value in query if key == "schema"]
+        rest = urlencode([(key, value) for key, value in query if key != "schema"])
+        dsn = parts._replace(query=rest).geturl()
+        return PostgresTaskStore(dsn, schema=schemas[-1] if schemas else "interlink")
     path: str | None = None
     if url.startswith("sqlite://"):
         # sqlite:///abs/path.db: an empty authority, then the absolute path

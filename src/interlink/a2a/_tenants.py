@@ -28,6 +28,8 @@ class TenantRouter:
             raise ValueError("a tenant router needs at least one tenant")
         self.tenants = dict(tenants)
         self.max_body = max_body
+        for name, app in self.tenants.items():
+            app.server.tenants = frozenset({name})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -36,15 +38,16 @@ class TenantRouter:
         if scope["type"] != "http":
             return
         path = cast(str, scope["path"])
-        name, _, rest = path.lstrip("/").partition("/")
+        root = cast(str, scope.get("root_path", ""))
+        local = path[len(root) :] if root and path.startswith(root) else path
+        name, _, _rest = local.lstrip("/").partition("/")
         if name in self.tenants:
-            inner = dict(scope)
-            inner["path"] = "/" + rest
-            inner["root_path"] = cast(str, scope.get("root_path", "")) + "/" + name
+            inner = dict(scope)  # ASGI style: `path` stays whole, `root_path` grows
+            inner["root_path"] = root + "/" + name
             inner[TENANT_SCOPE_KEY] = name
             await self.tenants[name](inner, receive, send)
             return
-        if path == "/" and scope["method"] == "POST":
+        if local == "/" and scope["method"] == "POST":
             await self._by_field(scope, receive, send)
             return
         await _respond(send, 404, _NOT_FOUND)

@@ -60,5 +60,12 @@ def run(args: argparse.Namespace) -> int:
     url = f"http://{args.host}:{args.port}/"
     app.use_card(with_interface(app.server.card, url))
     print(f"serving {app.server.card.name!r} at {url} (tasks: {store_url})", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, lifespan="on")
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        lifespan="on",
+        timeout_graceful_shutdown=5,  # open streams end then; the clients resume later
+    )
     return 0

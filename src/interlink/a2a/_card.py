@@ -1,0 +1,183 @@
+"""Finding an agent: fetch its card, check it, and pick the interface to talk to.
+
+`resolve_card(url)` reads `{url}/.well-known/agent-card.json` (a URL already ending in
+that path is used as is), decodes it with the codec (a bad card is a `CardError` naming
+each bad field) and picks the first interface, in the card's order, whose
+`protocolBinding` is `JSONRPC` and whose `protocolVersion` is 1.0 (the patch number is
+ignored). Cards are cached per URL in the process: `Cache-Control: max-age` (less
+`Age`) keeps a card fresh; after that, or with `no-cache`, a card with an `ETag` is
+revalidated with `If-None-Match` (304 keeps it); `no-store` is never cached.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+from urllib.parse import urljoin
+
+import httpx
+
+from interlink.a2a import _codec
+from interlink.a2a._types import AgentCard, AgentInterface
+
+__all__ = [
+    "CARD_PATH",
+    "CardError",
+    "NoCompatibleInterface",
+    "ResolvedCard",
+    "clear_card_cache",
+    "resolve_card",
+    "select_interface",
+]
+
+CARD_PATH: Final = "/.well-known/agent-card.json"
+BINDING: Final = "JSONRPC"
+PROTOCOL_VERSION: Final = "1.0"
+_MAX_AGE: Final = re.compile(r"(?:^|,)\s*max-age\s*=\s*\"?(\d+)\"?\s*(?:,|$)", re.I)
+
+
+class CardError(Exception):
+    """The agent card could not be fetched, or is not a valid A2A 1.0 card."""
+
+    def __init__(self, message: str, url: str) -> None:
+        super().__init__(message)
+        self.url = url
+
+
+class NoCompatibleInterface(CardError):
+    """The card offers no interface this client speaks (JSON-RPC, A2A 1.0)."""
+
+
+@dataclass(frozen=True)
+class ResolvedCard:
+    """A card and the interface chosen on it."""
+
+    card: AgentCard
+    interface: AgentInterface
+    url: str
+    """Where the JSON-RPC calls go (the interface's URL, made absolute)."""
+    card_url: str
+    tenant: str = ""
+    """The interface's tenant, sent in every request ("" = none)."""
+
+
+@dataclass
+class _Entry:
+    card: AgentCard
+    etag: str | None
+    expires: float  # time.monotonic(); the card is fresh until then
+
+
+_CACHE: dict[str, _Entry] = {}
+
+
+def clear_card_cache() -> None:
+    """Forget every cached card."""
+    _CACHE.clear()
+
+
+def card_url_of(url: str) -> str:
+    if url.rstrip("/").endswith(CARD_PATH):
+        return url
+    return url.rstrip("/") + CARD_PATH
+
+
+def _version_matches(version: str) -> bool:
+    return version.strip().split(".")[:2] == PROTOCOL_VERSION.split(".")
+
+
+def select_interface(card: AgentCard, card_url: str = "") -> ResolvedCard:
+    """The first JSON-RPC interface for A2A 1.0 in the card's order."""
+    for interface in card.supported_interfaces:
+        if interface.protocol_binding.upper() == BINDING and _version_matches(
+            interface.protocol_version
+        ):
+            if not interface.url:
+                raise CardError(f"the card's {BINDING} interface has no url", card_url)
+            url = urljoin(card_url, interface.url) if card_url else interface.url
+            return ResolvedCard(card, interface, url, card_url, interface.tenant)
+    offered = ", ".join(
+        f"{i.protocol_binding or '?'} {i.protocol_version or '?'} at {i.url or '?'}"
+        for i in card.supported_interfaces
+    )
+    raise NoCompatibleInterface(
+        f"agent card {card_url or card.name!r} offers no {BINDING} interface for A2A "
+        f"{PROTOCOL_VERSION}; it offers: {offered or 'no interfaces'}",
+        card_url,
+    )
+
+
+def _decode_card(body: bytes, url: str) -> AgentCard:
+    try:
+        return _codec.decode(AgentCard, body)
+    except _codec.ValidationError as exc:
+        problems = "; ".join(f"{v.field or '<card>'}: {v.description}" for v in exc.violations)
+        raise CardError(f"invalid agent card at {url}: {problems}", url) from None
+
+
+def _lifetime(headers: httpx.Headers) -> float | None:
+    """Seconds the answer stays fresh; `None` = do not store it."""
+    control = headers.get("cache-control", "")
+    directives = {d.strip().split("=")[0].lower() for d in control.split(",")}
+    if "no-store" in directives:
+        return None
+    if "no-cache" in directives:
+        return 0.0
+    match = _MAX_AGE.search(control)
+    if match is None:
+        return 0.0
+    age = headers.get("age", "0")
+    return max(0.0, int(match[1]) - (int(age) if age.isdigit() else 0))
+
+
+async def resolve_card(
+    url: str,
+    *,
+    client: httpx.AsyncClient | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> ResolvedCard:
+    """Fetch (or reuse) the agent card at `url` and pick its JSON-RPC 1.0 interface."""
+    card_url = card_url_of(url)
+    own = client is None
+    http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0)) if own else client
+    assert http is not None
+    try:
+        card = await _fetch(http, card_url, headers or {})
+    finally:
+        if own:
+            await http.aclose()
+    return select_interface(card, card_url)
+
+
+async def _fetch(http: httpx.AsyncClient, url: str, extra: Mapping[str, str]) -> AgentCard:
+    entry = _CACHE.get(url)
+    now = time.monotonic()
+    if entry is not None and now < entry.expires:
+        return entry.card
+    headers = {"Accept": "application/json", "A2A-Version": PROTOCOL_VERSION, **extra}
+    if entry is not None and entry.etag:
+        headers["If-None-Match"] = entry.etag
+    try:
+        response = await http.get(url, headers=headers)
+    except httpx.HTTPError as exc:
+        raise CardError(f"could not fetch the agent card at {url}: {exc!r}", url) from exc
+    lifetime = _lifetime(response.headers)
+    if response.status_code == 304 and entry is not None:
+        entry.expires = now + (lifetime or 0.0)
+        entry.etag = response.headers.get("etag", entry.etag)
+        return entry.card
+    if response.status_code != 200:
+        raise CardError(
+            f"could not fetch the agent card at {url}: HTTP {response.status_code} "
+            f"{response.text[:200]!r}",
+            url,
+        )
+    card = _decode_card(response.content, url)
+    if lifetime is None:
+        _CACHE.pop(url, None)
+    else:
+        _CACHE[url] = _Entry(card, response.headers.get("etag"), now + lifetime)
+    return card

@@ -1,0 +1,614 @@
+"""The A2A 1.0 client: every JSON-RPC method of the binding, on httpx.
+
+`A2AClient(card)` (or `await A2AClient.connect(url)`) talks to the card's JSON-RPC 1.0
+interface, sending `A2A-Version: 1.0`, the requested `A2A-Extensions`, the interface's
+`tenant` and the credentials (bearer, or an API key where the card's scheme puts it).
+Errors are typed: an A2A error answer raises the class the server raised
+(`TaskNotFound`, ...; -32602 is `A2AInvalidParams` with its `violations`), HTTP 401 is
+`AuthenticationRequired` naming the challenge, a network failure `A2ATransportError`.
+
+Streams: `stream_message` and `subscribe` yield `StreamEvent`s (the payload and its SSE
+id) with no read timeout, but a stream silent (not even a keep-alive comment) for
+`idle_timeout` seconds counts as dropped. `subscribe` survives drops: it reconnects up to
+`Reconnect.attempts` times in a row, waiting with exponential backoff (from the server's
+`retry:` hint when it gave one), resumes with `Last-Event-ID`, and drops events whose id
+it already delivered, so the caller sees each event once and in order. The `Task`
+snapshot that opens every re-subscription is skipped unless `resync=True` (then it is
+delivered with `resync` set); a server that gives no event ids cannot resume, so there
+the snapshot is always delivered, as the only account of what was missed. A task that
+ended while disconnected answers the re-subscription with -32004: the client then
+delivers the final task from `GetTask` (`resync` set) and ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import uuid
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import TracebackType
+from typing import Final, Self, TypeVar
+
+import httpx
+import msgspec
+
+from interlink.a2a import _codec
+from interlink.a2a._card import PROTOCOL_VERSION, ResolvedCard, resolve_card, select_interface
+from interlink.a2a._errors import (
+    A2AHttpError,
+    A2AInvalidParams,
+    A2ATransportError,
+    AuthenticationRequired,
+    InvalidAgentResponse,
+    StreamInterrupted,
+    UnsupportedOperation,
+)
+from interlink.a2a._methods import (
+    CANCEL_TASK,
+    CREATE_TASK_PUSH_NOTIFICATION_CONFIG,
+    DELETE_TASK_PUSH_NOTIFICATION_CONFIG,
+    GET_EXTENDED_AGENT_CARD,
+    GET_TASK,
+    GET_TASK_PUSH_NOTIFICATION_CONFIG,
+    LIST_TASK_PUSH_NOTIFICATION_CONFIGS,
+    LIST_TASKS,
+    SEND_MESSAGE,
+    SEND_STREAMING_MESSAGE,
+    SUBSCRIBE_TO_TASK,
+    Method,
+)
+from interlink.a2a._sse import SSEParser, error_of, read_events
+from interlink.a2a._types import (
+    AgentCard,
+    AuthenticationInfo,
+    CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetExtendedAgentCardRequest,
+    GetTaskPushNotificationConfigRequest,
+    GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest,
+    ListTasksResponse,
+    Message,
+    Part,
+    Role,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    StreamResponse,
+    SubscribeToTaskRequest,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskPushNotificationConfig,
+    TaskState,
+    TaskStatusUpdateEvent,
+)
+from interlink.jsonrpc import (
+    ErrorResponse,
+    SuccessResponse,
+    decode_message,
+)
+
+__all__ = [
+    "A2AClient",
+    "A2AHttpError",
+    "A2AInvalidParams",
+    "A2ATransportError",
+    "AuthenticationRequired",
+    "Reconnect",
+    "StreamEvent",
+    "StreamInterrupted",
+    "StreamPayload",
+]
+
+R = TypeVar("R", bound=msgspec.Struct)
+StreamPayload = Task | Message | TaskStatusUpdateEvent | TaskArtifactUpdateEvent
+TERMINAL: Final = frozenset(
+    {
+        TaskState.TASK_STATE_COMPLETED,
+        TaskState.TASK_STATE_FAILED,
+        TaskState.TASK_STATE_CANCELED,
+        TaskState.TASK_STATE_REJECTED,
+    }
+)
+INTERRUPTED: Final = frozenset(
+    {TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED}
+)
+
+
+# -- values ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StreamEvent:
+    """One event of a stream: the payload, the SSE id it came with, and whether it is
+    the task snapshot that opened a re-subscription (`resync`)."""
+
+    payload: StreamPayload
+    id: str | None = None
+    resync: bool = False
+
+
+@dataclass(frozen=True)
+class Reconnect:
+    """How `subscribe` reconnects: `attempts` in a row (reset by a new event), waiting
+    `initial` seconds (or the server's `retry:`), doubling up to `maximum`."""
+
+    attempts: int = 5
+    initial: float = 0.5
+    maximum: float = 10.0
+
+    def delay(self, attempt: int, hint_ms: int | None) -> float:
+        base = self.initial if hint_ms is None else hint_ms / 1000
+        return float(min(base * 2 ** (attempt - 1), max(self.maximum, base)))
+
+
+@dataclass
+class _Subscription:
+    """What `subscribe` remembers across connections."""
+
+    last: str | None
+    resync: bool
+    seen: set[str] = field(default_factory=set)
+    state: TaskState = TaskState.TASK_STATE_UNSPECIFIED
+
+    def fresh(self, event_id: str) -> bool:
+        if self.last is not None and event_id.isdigit() and self.last.isdigit():
+            return int(event_id) > int(self.last)
+        return event_id not in self.seen
+
+
+def _state_of(payload: StreamPayload) -> TaskState | None:
+    if isinstance(payload, Task | TaskStatusUpdateEvent):
+        return payload.status.state
+    return None
+
+
+# -- the client --------------------------------------------------------------------------
+
+
+class A2AClient:
+    """An async client for one agent's JSON-RPC interface. Close it (`aclose()` or
+    `async with`); an httpx client passed in is left open."""
+
+    def __init__(
+        self,
+        card: ResolvedCard | AgentCard,
+        *,
+        client: httpx.AsyncClient | None = None,
+        extensions: Sequence[str] = (),
+        bearer: str | None = None,
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 60.0,
+        connect_timeout: float = 10.0,
+        idle_timeout: float | None = 60.0,
+        reconnect: Reconnect = Reconnect(),
+    ) -> None:
+        self.resolved = card if isinstance(card, ResolvedCard) else select_interface(card)
+        self.card = self.resolved.card
+        self.url = self.resolved.url
+        self.tenant = self.resolved.tenant
+        self.idle_timeout = idle_timeout
+        self.reconnect = reconnect
+        #: the extensions the agent said it activated on the last answer
+        self.activated_extensions: frozenset[str] = frozenset()
+        self._own = client is None
+        self._http = client or httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout, connect=connect_timeout)
+        )
+        self._stream_timeout = httpx.Timeout(timeout, connect=connect_timeout, read=None)
+        self._ids = itertools.count(1)
+        self._params: dict[str, str] = {}
+        self._headers = {"A2A-Version": PROTOCOL_VERSION, **(headers or {})}
+        if extensions:
+            self._headers["A2A-Extensions"] = ", ".join(extensions)
+        if bearer is not None:
+            self._headers["Authorization"] = f"Bearer {bearer}"
+        if api_key is not None:
+            self._use_api_key(api_key)
+
+    @classmethod
+    async def connect(
+        cls,
+        url: str,
+        *,
+        client: httpx.AsyncClient | None = None,
+        card_headers: Mapping[str, str] | None = None,
+        extensions: Sequence[str] = (),
+        bearer: str | None = None,
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 60.0,  # noqa: ASYNC109 - the client's HTTP timeout, as in __init__
+        connect_timeout: float = 10.0,
+        idle_timeout: float | None = 60.0,
+        reconnect: Reconnect = Reconnect(),
+    ) -> A2AClient:
+        """Resolve the card at `url` (see `resolve_card`) and connect to it."""
+        own = client is None
+        http = client or httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=connect_timeout))
+        try:
+            resolved = await resolve_card(url, client=http, headers=card_headers)
+        except BaseException:
+            if own:
+                await http.aclose()
+            raise
+        self = cls(
+            resolved,
+            client=http,
+            extensions=extensions,
+            bearer=bearer,
+            api_key=api_key,
+            headers=headers,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            idle_timeout=idle_timeout,
+            reconnect=reconnect,
+        )
+        self._own = own
+        return self
+
+    def _use_api_key(self, key: str) -> None:
+        for scheme in self.card.security_schemes.values():
+            api = scheme.api_key_security_scheme
+            if isinstance(api, msgspec.UnsetType):
+                continue
+            if api.location == "query":
+                self._params[api.name] = key
+            elif api.location == "cookie":
+                self._headers["Cookie"] = f"{api.name}={key}"
+            else:
+                self._headers[api.name] = key
+            return
+        raise ValueError("the agent card declares no API key security scheme")
+
+    async def aclose(self) -> None:
+        if self._own:
+            await self._http.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # -- the methods ---------------------------------------------------------------------
+
+    async def send_message(
+        self,
+        message: Message | str,
+        *,
+        task_id: str | None = None,
+        context_id: str | None = None,
+        return_immediately: bool = False,
+        history_length: int | None = None,
+        push_config: TaskPushNotificationConfig | None = None,
+        accepted_output_modes: Sequence[str] = (),
+        metadata: dict[str, object] | None = None,
+    ) -> Task | Message:
+        """`SendMessage`: the task (when it is done, interrupted, or at once with
+        `return_immediately`), or the agent's direct reply."""
+        params = self._send_request(
+            message, task_id, context_id, return_immediately, history_length, push_config,
+            accepted_output_modes, metadata,
+        )  # fmt: skip
+        result = await self._call(SEND_MESSAGE, params)
+        payload = result.payload
+        if payload is None:
+            raise InvalidAgentResponse("SendMessage answered with neither a task nor a message")
+        return payload
+
+    async def stream_message(
+        self,
+        message: Message | str,
+        *,
+        task_id: str | None = None,
+        context_id: str | None = None,
+        history_length: int | None = None,
+        push_config: TaskPushNotificationConfig | None = None,
+        accepted_output_modes: Sequence[str] = (),
+        metadata: dict[str, object] | None = None,
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """`SendStreamingMessage`: the events in order. Not retried (it would send the
+        message twice): a broken stream raises `StreamInterrupted`, which says how to
+        `subscribe` to the rest."""
+        params = self._send_request(
+            message, task_id, context_id, False, history_length, push_config,
+            accepted_output_modes, metadata,
+        )  # fmt: skip
+        known_task, last = task_id or "", None
+        try:
+            async for event in self._stream(SEND_STREAMING_MESSAGE, params, {}, SSEParser()):
+                if isinstance(event.payload, Task):
+                    known_task = event.payload.id
+                last = event.id or last
+                yield event
+        except (A2ATransportError, TimeoutError) as exc:
+            raise StreamInterrupted(str(exc), self.url, known_task, last) from exc
+
+    async def get_task(self, task_id: str, *, history_length: int | None = None) -> Task:
+        length = msgspec.UNSET if history_length is None else history_length
+        return await self._call(
+            GET_TASK, GetTaskRequest(tenant=self.tenant, id=task_id, history_length=length)
+        )
+
+    async def list_tasks(
+        self,
+        *,
+        context_id: str = "",
+        status: TaskState = TaskState.TASK_STATE_UNSPECIFIED,
+        page_size: int | None = None,
+        page_token: str = "",
+        history_length: int | None = None,
+        status_timestamp_after: datetime | None = None,
+        include_artifacts: bool | None = None,
+    ) -> ListTasksResponse:
+        """One page of `ListTasks`; `iter_tasks` walks all of them."""
+        request = ListTasksRequest(
+            tenant=self.tenant,
+            context_id=context_id,
+            status=status,
+            page_size=msgspec.UNSET if page_size is None else page_size,
+            page_token=page_token,
+            history_length=msgspec.UNSET if history_length is None else history_length,
+            status_timestamp_after=status_timestamp_after,
+            include_artifacts=msgspec.UNSET if include_artifacts is None else include_artifacts,
+        )
+        return await self._call(LIST_TASKS, request)
+
+    async def iter_tasks(
+        self,
+        *,
+        context_id: str = "",
+        status: TaskState = TaskState.TASK_STATE_UNSPECIFIED,
+        page_size: int | None = None,
+        history_length: int | None = None,
+        status_timestamp_after: datetime | None = None,
+        include_artifacts: bool | None = None,
+    ) -> AsyncGenerator[Task, None]:
+        """Every task `ListTasks` gives, page after page."""
+        token = ""
+        while True:
+            page = await self.list_tasks(
+                context_id=context_id,
+                status=status,
+                page_size=page_size,
+                page_token=token,
+                history_length=history_length,
+                status_timestamp_after=status_timestamp_after,
+                include_artifacts=include_artifacts,
+            )
+            for task in page.tasks:
+                yield task
+            if not page.next_page_token or page.next_page_token == token:
+                return
+            token = page.next_page_token
+
+    async def cancel_task(self, task_id: str, *, metadata: dict[str, object] | None = None) -> Task:
+        request = CancelTaskRequest(tenant=self.tenant, id=task_id, metadata=metadata)
+        return await self._call(CANCEL_TASK, request)
+
+    async def subscribe(
+        self, task_id: str, *, last_event_id: str | None = None, resync: bool = False
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """`SubscribeToTask`, resumed across dropped connections (see the module)."""
+        sub = _Subscription(last=last_event_id, resync=resync)
+        request = SubscribeToTaskRequest(tenant=self.tenant, id=task_id)
+        attempt, hint = 0, None
+        while True:
+            resuming = sub.last is not None or attempt > 0
+            parser = SSEParser()
+            headers = {} if sub.last is None else {"Last-Event-ID": sub.last}
+            first = True
+            try:
+                async for event in self._stream(SUBSCRIBE_TO_TASK, request, headers, parser):
+                    snapshot = first and isinstance(event.payload, Task)
+                    first = False
+                    if snapshot and resuming:
+                        if sub.resync or sub.last is None:
+                            attempt = 0
+                            yield StreamEvent(event.payload, None, resync=True)
+                        if sub.last is not None:
+                            continue  # the missed events follow; the state comes from them
+                    elif event.id is None or sub.fresh(event.id):
+                        if event.id is not None:
+                            sub.last = event.id
+                            sub.seen.add(event.id)
+                        attempt = 0  # progress: the next drop starts the count again
+                        yield event
+                    else:
+                        continue  # delivered before the drop
+                    state = _state_of(event.payload)
+                    if state is not None:
+                        sub.state = state
+                    if sub.state in TERMINAL:
+                        return
+                if sub.state in INTERRUPTED:
+                    return  # the agent ended the stream while it waits for the user
+                reason: BaseException = A2ATransportError("the stream ended early", self.url)
+            except UnsupportedOperation:
+                if not resuming:
+                    raise
+                final = await self.get_task(task_id)  # it ended while we were away
+                yield StreamEvent(final, None, resync=True)
+                return
+            except (A2ATransportError, TimeoutError) as exc:
+                reason = exc
+            hint = parser.retry if parser.retry is not None else hint
+            attempt += 1
+            if attempt > self.reconnect.attempts:
+                raise A2ATransportError(
+                    f"subscription to task {task_id} lost; {attempt - 1} reconnects failed: "
+                    f"{reason}",
+                    self.url,
+                ) from reason
+            await asyncio.sleep(self.reconnect.delay(attempt, hint))
+
+    async def create_push_config(
+        self,
+        task_id: str,
+        url: str,
+        *,
+        config_id: str = "",
+        token: str = "",
+        authentication: AuthenticationInfo | None = None,
+    ) -> TaskPushNotificationConfig:
+        config = TaskPushNotificationConfig(
+            tenant=self.tenant,
+            id=config_id,
+            task_id=task_id,
+            url=url,
+            token=token,
+            authentication=authentication,
+        )
+        return await self._call(CREATE_TASK_PUSH_NOTIFICATION_CONFIG, config)
+
+    async def get_push_config(self, task_id: str, config_id: str) -> TaskPushNotificationConfig:
+        request = GetTaskPushNotificationConfigRequest(
+            tenant=self.tenant, task_id=task_id, id=config_id
+        )
+        return await self._call(GET_TASK_PUSH_NOTIFICATION_CONFIG, request)
+
+    async def list_push_configs(
+        self, task_id: str, *, page_size: int = 0, page_token: str = ""
+    ) -> ListTaskPushNotificationConfigsResponse:
+        request = ListTaskPushNotificationConfigsRequest(
+            tenant=self.tenant, task_id=task_id, page_size=page_size, page_token=page_token
+        )
+        return await self._call(LIST_TASK_PUSH_NOTIFICATION_CONFIGS, request)
+
+    async def delete_push_config(self, task_id: str, config_id: str) -> None:
+        request = DeleteTaskPushNotificationConfigRequest(
+            tenant=self.tenant, task_id=task_id, id=config_id
+        )
+        await self._call(DELETE_TASK_PUSH_NOTIFICATION_CONFIG, request)
+
+    async def get_extended_card(self) -> AgentCard:
+        request = GetExtendedAgentCardRequest(tenant=self.tenant)
+        return await self._call(GET_EXTENDED_AGENT_CARD, request)
+
+    # -- the wire ------------------------------------------------------------------------
+
+    def _send_request(
+        self,
+        message: Message | str,
+        task_id: str | None,
+        context_id: str | None,
+        return_immediately: bool,
+        history_length: int | None,
+        push_config: TaskPushNotificationConfig | None,
+        accepted_output_modes: Sequence[str],
+        metadata: dict[str, object] | None,
+    ) -> SendMessageRequest:
+        if isinstance(message, str):
+            message = Message(
+                message_id=uuid.uuid4().hex, role=Role.ROLE_USER, parts=[Part(text=message)]
+            )
+        if task_id is not None or context_id is not None:
+            message = msgspec.structs.replace(
+                message,
+                task_id=message.task_id if task_id is None else task_id,
+                context_id=message.context_id if context_id is None else context_id,
+            )
+        configuration = None
+        if return_immediately or history_length is not None or push_config or accepted_output_modes:
+            configuration = SendMessageConfiguration(
+                accepted_output_modes=list(accepted_output_modes),
+                task_push_notification_config=push_config,
+                history_length=msgspec.UNSET if history_length is None else history_length,
+                return_immediately=return_immediately,
+            )
+        return SendMessageRequest(
+            tenant=self.tenant, message=message, configuration=configuration, metadata=metadata
+        )
+
+    def _body(
+        self, method: Method[msgspec.Struct, msgspec.Struct], params: msgspec.Struct
+    ) -> tuple[int, bytes]:
+        id_ = next(self._ids)
+        head = b'{"jsonrpc":"2.0","id":%d,"method":"%s","params":' % (id_, method.name.encode())
+        return id_, head + _codec.encode(params) + b"}"
+
+    def _request_headers(self, extra: Mapping[str, str]) -> dict[str, str]:
+        return {"Content-Type": "application/json", **self._headers, **extra}
+
+    def _check_status(self, response: httpx.Response, body: bytes) -> None:
+        echoed = response.headers.get("a2a-extensions", "")
+        self.activated_extensions = frozenset(u.strip() for u in echoed.split(",") if u.strip())
+        if response.status_code == 401:
+            challenge = response.headers.get("www-authenticate", "")
+            raise AuthenticationRequired(self.url, challenge, body)
+        if response.status_code != 200:
+            error = error_of(body)  # some servers put a JSON-RPC error behind a 4xx/5xx
+            if error is not None:
+                raise error
+            raise A2AHttpError(
+                f"{self.url} answered HTTP {response.status_code}: {body[:200]!r}",
+                response.status_code,
+                body,
+            )
+
+    async def _call(self, method: Method[msgspec.Struct, R], params: msgspec.Struct) -> R:
+        id_, body = self._body(method, params)
+        try:
+            response = await self._http.post(
+                self.url, content=body, headers=self._request_headers({}), params=self._params
+            )
+        except httpx.HTTPError as exc:
+            raise A2ATransportError(f"{method.name} failed: {exc!r}", self.url) from exc
+        self._check_status(response, response.content)
+        return _result(method, response.content, id_)
+
+    async def _stream(
+        self,
+        method: Method[msgspec.Struct, StreamResponse],
+        params: msgspec.Struct,
+        extra: Mapping[str, str],
+        parser: SSEParser,
+    ) -> AsyncGenerator[StreamEvent, None]:
+        id_, body = self._body(method, params)
+        headers = self._request_headers({"Accept": "text/event-stream", **extra})
+        try:
+            async with self._http.stream(
+                "POST",
+                self.url,
+                content=body,
+                headers=headers,
+                params=self._params,
+                timeout=self._stream_timeout,
+            ) as response:
+                if response.status_code != 200:
+                    self._check_status(response, await response.aread())
+                self._check_status(response, b"")
+                events = read_events(response, idle_timeout=self.idle_timeout, parser=parser)
+                async for sse in events:
+                    result = _result(method, sse.data.encode(), id_)
+                    payload = result.payload
+                    if payload is None:
+                        raise InvalidAgentResponse(f"{method.name} sent an empty event")
+                    yield StreamEvent(payload, sse.id)
+        except httpx.HTTPError as exc:
+            raise A2ATransportError(f"{method.name} failed: {exc!r}", self.url) from exc
+
+
+def _result(method: Method[msgspec.Struct, R], body: bytes, id_: int) -> R:
+    message = decode_message(body)
+    if isinstance(message, ErrorResponse):
+        error = error_of(body)
+        assert error is not None
+        raise error
+    if not isinstance(message, SuccessResponse):
+        raise InvalidAgentResponse(f"{method.name}: not a JSON-RPC response: {body[:200]!r}")
+    if message.id != id_:
+        raise InvalidAgentResponse(f"{method.name}: answer to id {message.id!r}, not {id_}")
+    try:
+        return _codec.decode(method.result, message.result)
+    except _codec.ValidationError as exc:
+        raise InvalidAgentResponse(f"{method.name}: invalid result: {exc}") from None

@@ -1,0 +1,211 @@
+"""Server-Sent Events for the A2A client: a sans-IO parser and a reader over httpx.
+
+`SSEParser` turns bytes into `SSEEvent`s as the WHATWG EventSource rules say: lines end
+in CR, LF or CRLF (also across chunk boundaries); `:` lines are comments; `data:` lines
+are joined with `\\n`; `event:`, `id:` (ignored when it holds NUL) and `retry:` (digits
+only) set the event's fields; a blank line dispatches an event that has data. At EOF
+(`close()`) a last event without its blank line is still dispatched. `id` is the id
+given on that very event (`None` when it gave none), so a resumed stream's snapshot,
+which the server sends without an id, is told apart from the replayed events.
+
+`read_events(response)` drives the parser over an httpx response and applies the
+JSON-RPC rules of the A2A binding: a plain JSON answer instead of a stream (an error
+before the first event) and an `event: error` are raised as the typed `RpcError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Final, NamedTuple
+
+import httpx
+
+from interlink.jsonrpc import ErrorResponse, Invalid, RpcError, SuccessResponse, decode_message
+
+__all__ = [
+    "DEFAULT_MAX_EVENT_SIZE",
+    "SSEError",
+    "SSEEvent",
+    "SSEParser",
+    "UnexpectedResponse",
+    "error_of",
+    "read_events",
+]
+
+DEFAULT_MAX_EVENT_SIZE: Final = 64 * 1024 * 1024
+
+
+class SSEEvent(NamedTuple):
+    data: str
+    event: str = "message"
+    id: str | None = None
+    retry: int | None = None
+
+
+class SSEError(ValueError):
+    """The stream is not one we can read (an event over the size limit)."""
+
+
+class UnexpectedResponse(Exception):
+    """The server answered a streaming call with something that is neither an event
+    stream nor a JSON-RPC error."""
+
+    def __init__(self, detail: str, status: int, body: bytes) -> None:
+        super().__init__(f"{detail} (HTTP {status}): {body[:200]!r}")
+        self.status = status
+        self.body = body
+
+
+class SSEParser:
+    """Feed bytes, get events. No I/O; `close()` at the end of the stream."""
+
+    def __init__(self, *, max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> None:
+        self.max_event_size = max_event_size
+        #: the last `id:` seen (it persists across events, as in EventSource)
+        self.last_event_id: str | None = None
+        #: the last valid `retry:` in milliseconds
+        self.retry: int | None = None
+        self._buffer = bytearray()
+        self._skip_lf = False  # the previous chunk ended in CR: a leading LF belongs to it
+        self._first = True  # a UTF-8 BOM may start the stream
+        self._data: list[str] = []
+        self._size = 0
+        self._event = ""
+        self._id: str | None = None
+        self._retry: int | None = None
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        if self._skip_lf and chunk[:1] == b"\n":
+            chunk = chunk[1:]
+        self._skip_lf = False
+        buffer = self._buffer
+        buffer += chunk
+        events: list[SSEEvent] = []
+        start = 0
+        while True:
+            cr = buffer.find(b"\r", start)
+            lf = buffer.find(b"\n", start)
+            if cr < 0 and lf < 0:
+                break
+            if cr < 0 or (0 <= lf < cr):
+                end, after = lf, lf + 1
+            elif cr + 1 < len(buffer):
+                end, after = cr, cr + 2 if buffer[cr + 1] == 0x0A else cr + 1
+            else:  # CR at the very end: the LF may come in the next chunk
+                end, after = cr, cr + 1
+                self._skip_lf = True
+            self._line(bytes(buffer[start:end]), events)
+            start = after
+        del buffer[:start]
+        if len(buffer) + self._size > self.max_event_size:
+            raise SSEError(f"an event is larger than {self.max_event_size} bytes")
+        return events
+
+    def close(self) -> list[SSEEvent]:
+        """The stream ended: the pending line and event, if any."""
+        events: list[SSEEvent] = []
+        if self._buffer:
+            self._line(bytes(self._buffer), events)
+            self._buffer.clear()
+        self._dispatch(events)
+        return events
+
+    def _line(self, raw: bytes, events: list[SSEEvent]) -> None:
+        if self._first:
+            self._first = False
+            raw = raw.removeprefix(b"\xef\xbb\xbf")
+        if not raw:
+            self._dispatch(events)
+            return
+        if raw[:1] == b":":
+            return
+        line = raw.decode("utf-8", "replace")
+        name, colon, value = line.partition(":")
+        if colon and value[:1] == " ":
+            value = value[1:]
+        if name == "data":
+            self._size += len(raw)
+            if self._size > self.max_event_size:
+                raise SSEError(f"an event is larger than {self.max_event_size} bytes")
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "id":
+            if "\0" not in value:
+                self._id = self.last_event_id = value
+        elif name == "retry" and value.isascii() and value.isdigit():
+            self._retry = self.retry = int(value)
+        # other field names are ignored
+
+    def _dispatch(self, events: list[SSEEvent]) -> None:
+        if self._data:
+            event = self._event or "message"
+            events.append(SSEEvent("\n".join(self._data), event, self._id, self._retry))
+        self._data = []
+        self._size = 0
+        self._event = ""
+        self._id = None
+        self._retry = None
+
+
+def error_of(body: bytes, protocol: str = "a2a") -> RpcError | None:
+    """The typed error a JSON-RPC error response stands for; `None` for anything else."""
+    message = decode_message(body)
+    if isinstance(message, ErrorResponse):
+        return RpcError.from_error_object(message.error, protocol)
+    return None
+
+
+async def read_events(
+    response: httpx.Response,
+    *,
+    idle_timeout: float | None = None,
+    max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+    parser: SSEParser | None = None,
+) -> AsyncIterator[SSEEvent]:
+    """The events of a streaming JSON-RPC answer.
+
+    A JSON body (the server's error before the first event) raises its typed
+    `RpcError`; a successful JSON answer is given as one event. `event: error` raises
+    its typed `RpcError`. With `idle_timeout`, no bytes at all (keep-alive comments
+    count) for that long raises `TimeoutError`. Pass `parser` to read its `retry` and
+    `last_event_id` afterwards.
+    """
+    kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "text/event-stream":
+        body = await response.aread()
+        error = error_of(body)
+        if error is not None:
+            raise error
+        message = decode_message(body)
+        if kind == "application/json" and isinstance(message, SuccessResponse):
+            yield SSEEvent(body.decode("utf-8", "replace"))
+            return
+        detail = message.error.message if isinstance(message, Invalid) else "not an event stream"
+        raise UnexpectedResponse(detail, response.status_code, body)
+    sse = parser or SSEParser(max_event_size=max_event_size)
+    chunks = response.aiter_bytes()
+    while True:
+        try:
+            async with asyncio.timeout(idle_timeout):
+                chunk = await anext(chunks)
+        except StopAsyncIteration:
+            break
+        except TimeoutError:
+            raise TimeoutError(f"no event or keep-alive for {idle_timeout} s") from None
+        for event in sse.feed(chunk):
+            _check(event)
+            yield event
+    for event in sse.close():
+        _check(event)
+        yield event
+
+
+def _check(event: SSEEvent) -> None:
+    if event.event == "error":
+        body = event.data.encode()
+        error = error_of(body)
+        if error is None:
+            error = RpcError(f"the stream ended with an error event: {event.data[:200]}", code=0)
+        raise error

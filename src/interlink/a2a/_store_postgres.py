@@ -1,0 +1,616 @@
+"""`PostgresTaskStore`: the `TaskStore` on PostgreSQL (asyncpg), for several replicas.
+
+Same semantics as `SqliteTaskStore`, method by method. Everything lives in one schema
+(`interlink` by default; the pool's `search_path`), so deployments or test runs can share
+a database. Table `schema_migrations` has a row per applied migration; `open()` and
+`upgrade()` apply the missing ones, each in its own transaction under
+`pg_advisory_xact_lock`, so replicas starting at once migrate exactly once.
+
+Each write is one statement, so one transaction and one round trip: `append` is the
+compare-and-set `UPDATE tasks ... WHERE version = $n RETURNING`, the event rows, the
+outbox rows (`INSERT ... SELECT` from `push_configs`) and a `pg_notify`, as
+data-modifying CTEs. Text keys are `COLLATE "C"`, so keyset order is code point order as
+in SQLite and Python. Times are BIGINT microseconds, payloads BYTEA.
+
+Wake-up: each commit that adds events sends `NOTIFY <schema>_events`, payload
+`tenant 0x1F task_id 0x1F seq` (the newest event's seq), delivered on commit: a hint
+that the log grew, never the event (NOTIFY holds < 8000 bytes). See `listen`.
+
+Invariants (as in SQLite): `events.seq` runs 1..`tasks.last_seq` without gaps, except
+that `prune` removes the whole log of an old finished task; an outbox row refers to the
+push config row (identity, never reused) that existed when it was queued; a row whose
+config (or event) is gone is dropped when claimed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import logging
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import asyncpg
+import msgspec
+from asyncpg.pool import PoolConnectionProxy
+
+from interlink.a2a._store import (
+    ACTIVE_STATES,
+    TERMINAL_STATES,
+    Delivery,
+    EventRow,
+    StoreError,
+    TaskExists,
+    TaskRow,
+    VersionConflict,
+)
+
+__all__ = ["SCHEMA_VERSION", "PostgresTaskStore", "upgrade"]
+
+logger = logging.getLogger("interlink.a2a")
+
+_T = 'TEXT COLLATE "C" NOT NULL'
+_I = "BIGINT NOT NULL"
+_KEY = "FOREIGN KEY (tenant, task_id) REFERENCES tasks (tenant, task_id)"
+# Migration n (1-based) takes a schema from version n-1 to n. Append, never edit.
+_MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        f"""CREATE TABLE tasks (tenant {_T}, task_id {_T}, context_id {_T}, owner {_T},
+            state {_T}, status_time {_I}, version {_I}, last_seq {_I}, task BYTEA NOT NULL,
+            PRIMARY KEY (tenant, task_id))""",
+        "CREATE INDEX tasks_by_time ON tasks (tenant, status_time DESC, task_id DESC)",
+        "CREATE INDEX tasks_by_owner ON tasks (tenant, owner, status_time DESC, task_id DESC)",
+        "CREATE INDEX tasks_by_context ON tasks (tenant, context_id)",
+        "CREATE INDEX tasks_by_state ON tasks (tenant, state, status_time DESC, task_id DESC)",
+        "CREATE INDEX tasks_active ON tasks (state) WHERE state IN"
+        " ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')",
+        f"""CREATE TABLE events (tenant {_T}, task_id {_T}, seq {_I}, payload BYTEA NOT NULL,
+            PRIMARY KEY (tenant, task_id, seq), {_KEY})""",
+        f"""CREATE TABLE push_configs (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            tenant {_T}, task_id {_T}, config_id {_T}, config BYTEA NOT NULL,
+            UNIQUE (tenant, task_id, config_id), {_KEY})""",
+        # config_ref: the push_configs row (by id) the delivery was queued for.
+        f"""CREATE TABLE outbox (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            tenant {_T}, task_id {_T}, config_id {_T}, config_ref {_I}, seq {_I},
+            attempts INTEGER NOT NULL DEFAULT 0, next_at {_I} DEFAULT 0,
+            claimed_until {_I} DEFAULT 0, last_error TEXT)""",
+        # A claim moves next_at to the lease's end, so "due" is `next_at <= now` alone.
+        "CREATE INDEX outbox_due ON outbox (next_at, id)",
+    ),
+)
+SCHEMA_VERSION = len(_MIGRATIONS)
+
+_SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,55}")
+"""A plain identifier short enough that `<schema>_events` fits PostgreSQL's 63 bytes."""
+_SEP = "\x1f"
+_TASK_COLUMNS = "tenant, task_id, context_id, owner, state, status_time, version, last_seq, task"
+_DB_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError)
+_Conn = asyncpg.Connection | PoolConnectionProxy
+
+_CREATE = f"""WITH created AS (
+        INSERT INTO tasks ({_TASK_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+        RETURNING last_seq
+    ), logged AS (
+        INSERT INTO events (tenant, task_id, seq, payload)
+        SELECT $1, $2, e.n, e.payload
+        FROM created, unnest($10::bytea[]) WITH ORDINALITY AS e (payload, n)
+    )
+    SELECT pg_notify($11, coalesce($12::text || c.last_seq, ''))
+    FROM created AS c WHERE c.last_seq > 0"""
+# $4: the new events. The CAS, the log, the outbox and the wake-up in one statement.
+_APPEND = """WITH updated AS (
+        UPDATE tasks SET task = $1, state = $2, status_time = $3, version = version + 1,
+            last_seq = last_seq + cardinality($4::bytea[])
+        WHERE tenant = $5 AND task_id = $6 AND version = $7
+        RETURNING context_id, owner, version, last_seq,
+            last_seq - cardinality($4::bytea[]) AS first_seq
+    ), logged AS (
+        INSERT INTO events (tenant, task_id, seq, payload)
+        SELECT $5, $6, u.first_seq + e.n, e.payload
+        FROM updated AS u, unnest($4::bytea[]) WITH ORDINALITY AS e (payload, n)
+    ), queued AS (
+        INSERT INTO outbox (tenant, task_id, config_id, config_ref, seq)
+        SELECT p.tenant, p.task_id, p.config_id, p.id, s.seq
+        FROM updated AS u
+        CROSS JOIN generate_series(u.first_seq + 1, u.last_seq) AS s (seq)
+        JOIN push_configs AS p ON p.tenant = $5 AND p.task_id = $6
+        ORDER BY s.seq, p.id
+    )
+    SELECT u.context_id, u.owner, u.version, u.last_seq,
+        CASE WHEN u.first_seq < u.last_seq
+            THEN pg_notify($8, coalesce($9::text || u.last_seq, '')) END
+    FROM updated AS u"""
+# Rows locked by another claimer are skipped, not waited for: replicas claim in parallel
+# and never the same row. `live` rows have their config and event; the others are dropped.
+_CLAIM = """WITH due AS (
+        SELECT id, next_at, tenant, task_id, seq, config_ref FROM outbox
+        WHERE next_at <= $1 AND (next_at, id) > ($2, $3)
+        ORDER BY next_at, id LIMIT $4
+        FOR UPDATE SKIP LOCKED
+    ), live AS (
+        SELECT d.id, p.config, e.payload FROM due AS d
+        JOIN push_configs AS p ON p.id = d.config_ref
+        JOIN events AS e ON (e.tenant, e.task_id, e.seq) = (d.tenant, d.task_id, d.seq)
+    ), dropped AS (
+        DELETE FROM outbox AS o USING due AS d
+        WHERE o.id = d.id AND NOT EXISTS (SELECT 1 FROM live AS l WHERE l.id = d.id)
+    ), claimed AS (
+        UPDATE outbox AS o SET next_at = $5, claimed_until = $5 FROM live AS l
+        WHERE o.id = l.id
+        RETURNING o.id, o.tenant, o.task_id, o.config_id, o.seq, o.attempts
+    )
+    SELECT d.id, d.next_at, c.tenant, c.task_id, c.config_id, c.seq, c.attempts,
+        l.config, l.payload
+    FROM due AS d LEFT JOIN claimed AS c ON c.id = d.id LEFT JOIN live AS l ON l.id = d.id
+    ORDER BY d.next_at, d.id"""
+_PRUNE = """WITH old AS (
+        SELECT tenant, task_id FROM tasks WHERE state = ANY($2::text[]) AND status_time < $1
+    ), removed AS (
+        DELETE FROM events AS e USING old
+        WHERE e.tenant = old.tenant AND e.task_id = old.task_id
+        RETURNING e.tenant, e.task_id, e.seq
+    ), unqueued AS (
+        DELETE FROM outbox AS o USING removed AS r
+        WHERE (o.tenant, o.task_id, o.seq) = (r.tenant, r.task_id, r.seq)
+    )
+    SELECT count(*) FROM removed"""
+
+
+def _task_row(r: asyncpg.Record) -> TaskRow:
+    return TaskRow(**r)  # the columns are named as the fields
+
+
+def _filters(
+    tenant: str,
+    owner: str | None,
+    context_id: str | None,
+    state: str | None,
+    status_after: int | None,
+) -> tuple[str, builtins.list[object]]:
+    where = ["tenant = $1"]
+    params: builtins.list[object] = [tenant]
+    for column, value in (("owner", owner), ("context_id", context_id), ("state", state)):
+        if value is not None:
+            params.append(value)
+            where.append(f"{column} = ${len(params)}")
+    if status_after is not None:
+        params.append(status_after)
+        where.append(f"status_time > ${len(params)}")
+    return " AND ".join(where), params
+
+
+def _checked_schema(schema: str) -> str:
+    if not _SCHEMA_NAME.fullmatch(schema):
+        raise StoreError(f"bad schema name {schema!r}: letters, digits and _, at most 56")
+    return schema
+
+
+def _notify_prefix(tenant: str, task_id: str) -> str | None:
+    """`tenant 0x1F task_id 0x1F`, or None (an empty payload, "catch up on everything")
+    when it would not parse back or could not fit NOTIFY's 8000 bytes."""
+    prefix = f"{tenant}{_SEP}{task_id}{_SEP}"
+    return None if _SEP in tenant or len(prefix.encode()) + 20 >= 8000 else prefix
+
+
+async def _migrate(conn: _Conn, schema: str) -> int:
+    """Bring `schema` to `SCHEMA_VERSION`; `conn` has it as its search_path."""
+    current_sql = "SELECT coalesce(max(version), 0) FROM schema_migrations"
+    found = await conn.fetchval("SELECT to_regclass('schema_migrations') IS NOT NULL")
+    current = await conn.fetchval(current_sql) if found else 0
+    if current > SCHEMA_VERSION:
+        raise StoreError(f"schema {schema}: version {current} is newer than this program")
+    for version in range(current + 1, SCHEMA_VERSION + 1):
+        async with conn.transaction():
+            # Waits for a migrator of this schema in another session; then re-reads.
+            await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))", f"{schema}:migrate")
+            # Looked up first: CREATE SCHEMA IF NOT EXISTS wants the CREATE privilege on
+            # the database even when the schema exists.
+            if not await conn.fetchval("SELECT to_regnamespace($1) IS NOT NULL", f'"{schema}"'):
+                await conn.execute(f'CREATE SCHEMA "{schema}"')
+            await conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                " version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)"
+            )
+            if await conn.fetchval(current_sql) >= version:
+                continue  # another process applied it while this one waited
+            for statement in _MIGRATIONS[version - 1]:
+                await conn.execute(statement)
+            await conn.execute(
+                "INSERT INTO schema_migrations (version, applied_at) VALUES"
+                " ($1, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint)",
+                version,
+            )
+    return SCHEMA_VERSION
+
+
+def _search_path(schema: str) -> dict[str, str]:
+    return {"search_path": f'"{_checked_schema(schema)}"'}
+
+
+async def upgrade(dsn: str, schema: str = "interlink") -> int:
+    """Create or migrate `schema` in the database at `dsn`; returns its version."""
+    try:
+        conn = await asyncpg.connect(dsn, server_settings=_search_path(schema))
+        try:
+            return await _migrate(conn, schema)
+        finally:
+            await conn.close()
+    except _DB_ERRORS as exc:
+        raise StoreError(f"postgresql schema {schema}: {exc}") from exc
+
+
+async def _keep_session(conn: asyncpg.Connection) -> None:
+    """Pool reset: nothing to undo (no SET, LISTEN, cursor or session lock is left
+    behind), which saves a round trip per query; asyncpg still rolls back a transaction."""
+
+
+class PostgresTaskStore:
+    """Tasks, event logs, push configs and the outbox in one PostgreSQL schema."""
+
+    def __init__(
+        self, dsn: str, *, schema: str = "interlink", min_size: int = 1, max_size: int = 10
+    ) -> None:
+        self.dsn = dsn
+        self.schema = _checked_schema(schema)
+        self.channel = f"{schema}_events"
+        """The NOTIFY channel of this schema."""
+        self._sizes = (min_size, max_size)
+        self._pool: asyncpg.Pool | None = None
+        self._listeners: set[_Listener] = set()
+
+    async def open(self) -> None:
+        if self._pool is not None:
+            return
+        try:
+            pool = await asyncpg.create_pool(
+                self.dsn,
+                min_size=self._sizes[0],
+                max_size=self._sizes[1],
+                server_settings=_search_path(self.schema),
+                reset=_keep_session,
+            )
+            try:
+                async with pool.acquire() as conn:
+                    await _migrate(conn, self.schema)
+            except BaseException:
+                await pool.close()
+                raise
+        except _DB_ERRORS as exc:
+            raise self._error(exc) from exc
+        self._pool = pool
+
+    async def close(self) -> None:
+        for listener in list(self._listeners):
+            await listener.close()
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+    def _error(self, exc: BaseException | str) -> StoreError:
+        return StoreError(f"postgresql schema {self.schema}: {exc}")
+
+    async def _run(self, method: str, sql: str, *args: object) -> Any:
+        """`Pool.<method>(sql, *args)` (execute, fetch, fetchrow or fetchval); database
+        and connection errors are `StoreError`s, their subclasses' causes."""
+        if self._pool is None:
+            raise self._error("store is not open")
+        try:
+            return await getattr(self._pool, method)(sql, *args)
+        except _DB_ERRORS as exc:
+            raise self._error(exc) from exc
+
+    # -- tasks ------------------------------------------------------------------------
+
+    async def create(self, row: TaskRow, events: Sequence[bytes]) -> TaskRow:
+        stored = msgspec.structs.replace(row, version=1, last_seq=len(events))
+        prefix = _notify_prefix(row.tenant, row.task_id)
+        args = (*msgspec.structs.astuple(stored), list(events), self.channel, prefix)
+        try:
+            await self._run("execute", _CREATE, *args)
+        except StoreError as exc:
+            if isinstance(exc.__cause__, asyncpg.UniqueViolationError):
+                raise TaskExists(f"task {row.task_id} exists") from exc.__cause__
+            raise
+        return stored
+
+    async def append(
+        self,
+        tenant: str,
+        task_id: str,
+        *,
+        expected_version: int,
+        task: bytes,
+        state: str,
+        status_time: int,
+        events: Sequence[bytes],
+    ) -> TaskRow:
+        args = (task, state, status_time, list(events), tenant, task_id, expected_version)
+        prefix = _notify_prefix(tenant, task_id)
+        updated = await self._run("fetchrow", _APPEND, *args, self.channel, prefix)
+        if updated is None:
+            found = await self._run(
+                "fetchval", "SELECT version FROM tasks WHERE tenant = $1 AND task_id = $2",
+                tenant, task_id,
+            )  # fmt: skip
+            raise VersionConflict(task_id, expected_version, found)
+        context_id, owner, version, last_seq, _ = updated
+        return TaskRow(
+            tenant=tenant,
+            task_id=task_id,
+            context_id=context_id,
+            owner=owner,
+            state=state,
+            status_time=status_time,
+            version=version,
+            last_seq=last_seq,
+            task=task,
+        )
+
+    async def get(self, tenant: str, task_id: str) -> TaskRow | None:
+        sql = f"SELECT {_TASK_COLUMNS} FROM tasks WHERE tenant = $1 AND task_id = $2"
+        found = await self._run("fetchrow", sql, tenant, task_id)
+        return None if found is None else _task_row(found)
+
+    async def events(
+        self, tenant: str, task_id: str, after_seq: int = 0, limit: int = 1000
+    ) -> builtins.list[EventRow]:
+        sql = (
+            "SELECT seq, payload FROM events WHERE tenant = $1 AND task_id = $2 AND seq > $3"
+            " ORDER BY seq LIMIT $4"
+        )
+        rows = await self._run("fetch", sql, tenant, task_id, after_seq, max(limit, 0))
+        return [EventRow(seq, payload) for seq, payload in rows]
+
+    async def list(
+        self,
+        tenant: str,
+        *,
+        owner: str | None = None,
+        context_id: str | None = None,
+        state: str | None = None,
+        status_after: int | None = None,
+        page_size: int = 50,
+        before: tuple[int, str] | None = None,
+    ) -> builtins.list[TaskRow]:
+        """Tasks by `(status_time, task_id)` descending, after the keyset cursor `before`;
+        what a walk guarantees while tasks change is said at `SqliteTaskStore.list`."""
+        where, params = _filters(tenant, owner, context_id, state, status_after)
+        if before is not None:
+            params.extend(before)
+            where += f" AND (status_time, task_id) < (${len(params) - 1}, ${len(params)})"
+        params.append(max(page_size, 0))
+        sql = (
+            f"SELECT {_TASK_COLUMNS} FROM tasks WHERE {where}"
+            f" ORDER BY status_time DESC, task_id DESC LIMIT ${len(params)}"
+        )
+        return [_task_row(r) for r in await self._run("fetch", sql, *params)]
+
+    async def count(
+        self,
+        tenant: str,
+        *,
+        owner: str | None = None,
+        context_id: str | None = None,
+        state: str | None = None,
+        status_after: int | None = None,
+    ) -> int:
+        where, params = _filters(tenant, owner, context_id, state, status_after)
+        return int(
+            await self._run("fetchval", f"SELECT count(*) FROM tasks WHERE {where}", *params)
+        )
+
+    async def active(self) -> builtins.list[TaskRow]:
+        # Literals, so that the planner can use the partial index `tasks_active`.
+        states = ", ".join(f"'{state}'" for state in sorted(ACTIVE_STATES))
+        sql = f"SELECT {_TASK_COLUMNS} FROM tasks WHERE state IN ({states})"
+        return [_task_row(r) for r in await self._run("fetch", sql)]
+
+    async def prune(self, older_than: int) -> int:
+        """Retention: delete the event logs (and queued deliveries) of the tasks in a
+        terminal state whose status_time is before `older_than` (µs); returns how many
+        events went. The snapshots stay: `get` and `list` still find the tasks, `events`
+        is empty. (Not in the `TaskStore` interface yet.)"""
+        return int(await self._run("fetchval", _PRUNE, older_than, sorted(TERMINAL_STATES)))
+
+    # -- push configs -----------------------------------------------------------------
+
+    async def put_push_config(
+        self, tenant: str, task_id: str, config_id: str, config: bytes
+    ) -> None:
+        # An update keeps the row id: its place in the creation order and its queue.
+        sql = (
+            "INSERT INTO push_configs (tenant, task_id, config_id, config)"
+            " VALUES ($1, $2, $3, $4) ON CONFLICT (tenant, task_id, config_id)"
+            " DO UPDATE SET config = excluded.config"
+        )
+        try:
+            await self._run("execute", sql, tenant, task_id, config_id, config)
+        except StoreError as exc:
+            if isinstance(exc.__cause__, asyncpg.ForeignKeyViolationError):
+                raise StoreError(f"push config for unknown task {task_id}") from exc.__cause__
+            raise
+
+    async def get_push_config(self, tenant: str, task_id: str, config_id: str) -> bytes | None:
+        sql = (
+            "SELECT config FROM push_configs WHERE tenant = $1 AND task_id = $2 AND config_id = $3"
+        )
+        found: bytes | None = await self._run("fetchval", sql, tenant, task_id, config_id)
+        return found
+
+    async def list_push_configs(
+        self, tenant: str, task_id: str
+    ) -> builtins.list[tuple[str, bytes]]:
+        sql = (
+            "SELECT config_id, config FROM push_configs WHERE tenant = $1 AND task_id = $2"
+            " ORDER BY id"
+        )
+        return [
+            (config_id, config)
+            for config_id, config in await self._run("fetch", sql, tenant, task_id)
+        ]
+
+    async def delete_push_config(self, tenant: str, task_id: str, config_id: str) -> None:
+        # Queued deliveries stay; `claim_deliveries` drops them.
+        sql = "DELETE FROM push_configs WHERE tenant = $1 AND task_id = $2 AND config_id = $3"
+        await self._run("execute", sql, tenant, task_id, config_id)
+
+    # -- push outbox ------------------------------------------------------------------
+
+    async def claim_deliveries(self, now: int, limit: int, lease: int) -> builtins.list[Delivery]:
+        claimed: builtins.list[Delivery] = []
+        after: tuple[int, int] = (-(2**63), 0)
+        while len(claimed) < limit:
+            want = limit - len(claimed)
+            rows = await self._run("fetch", _CLAIM, now, *after, want, now + lease)
+            live = [r for r in rows if r[2] is not None]
+            claimed.extend(
+                Delivery(
+                    id=r[0],
+                    tenant=r[2],
+                    task_id=r[3],
+                    config_id=r[4],
+                    seq=r[5],
+                    attempts=r[6],
+                    config=r[7],
+                    payload=r[8],
+                )
+                for r in live
+            )
+            if len(live) == len(rows) or len(rows) < want:
+                break
+            after = (rows[-1][1], rows[-1][0])  # orphans were dropped: look further
+        return claimed
+
+    async def finish_delivery(self, delivery_id: int) -> None:
+        await self._run("execute", "DELETE FROM outbox WHERE id = $1", delivery_id)
+
+    async def retry_delivery(self, delivery_id: int, next_at: int, error: str) -> None:
+        sql = (
+            "UPDATE outbox SET attempts = attempts + 1, next_at = $1, claimed_until = 0,"
+            " last_error = $2 WHERE id = $3"
+        )
+        await self._run("execute", sql, next_at, error, delivery_id)
+
+    async def drop_delivery(self, delivery_id: int, error: str) -> None:
+        await self.finish_delivery(delivery_id)
+
+    # -- wake-ups ---------------------------------------------------------------------
+
+    async def listen(
+        self,
+        callback: Callable[[str, str, int], object],
+        *,
+        on_reconnect: Callable[[], object] | None = None,
+        ping_interval: float = 30.0,
+    ) -> Callable[[], Awaitable[None]]:
+        """Call `callback(tenant, task_id, seq)` for each commit, by any process, that
+        adds events to a task of this schema (`seq` is the newest); returns the coroutine
+        function that stops listening. `close()` of the store stops every listener.
+
+        When this returns the LISTEN is active: every later commit is announced, at most
+        once. One connection of its own (not the pool's) holds it; when that connection
+        is lost (or fails a ping every `ping_interval` s) it reconnects, with backoff,
+        then calls `on_reconnect()`: what was committed meanwhile went unannounced, so a
+        replica re-reads each task it follows from the log after the last seq it has
+        (`events(tenant, task_id, after_seq)`). A payload without ids (too long for
+        NOTIFY) calls `on_reconnect` too. Both callbacks run on the event loop and must
+        not block; what they raise is logged.
+        """
+        listener = _Listener(self, callback, on_reconnect, ping_interval)
+        try:
+            await listener.connect()
+        except _DB_ERRORS as exc:
+            raise self._error(exc) from exc
+        listener.task = asyncio.create_task(listener.run(), name=f"LISTEN {self.channel}")
+        self._listeners.add(listener)
+        return listener.close
+
+
+class _Listener:
+    """One LISTEN connection that comes back when lost."""
+
+    def __init__(
+        self,
+        store: PostgresTaskStore,
+        callback: Callable[[str, str, int], object],
+        on_reconnect: Callable[[], object] | None,
+        ping_interval: float,
+    ) -> None:
+        self._store = store
+        self._callback = callback
+        self._on_reconnect = on_reconnect
+        self._ping_interval = ping_interval
+        self._conn: asyncpg.Connection | None = None
+        self._lost = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+
+    async def close(self) -> None:
+        self._store._listeners.discard(self)
+        task, self.task = self.task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.wait([task])
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.terminate()
+
+    async def connect(self) -> None:
+        lost = asyncio.Event()
+        settings = {"application_name": f"interlink listen {self._store.schema}"}
+        conn = await asyncpg.connect(self._store.dsn, server_settings=settings)
+        try:
+            conn.add_termination_listener(lambda _: lost.set())
+            await conn.add_listener(self._store.channel, self._notified)
+        except BaseException:
+            conn.terminate()
+            raise
+        old, self._conn, self._lost = self._conn, conn, lost
+        if old is not None:
+            old.terminate()
+
+    async def run(self) -> None:
+        while True:
+            while not await self._lost_or_dead():
+                pass
+            delay = 0.05
+            while True:
+                try:
+                    await self.connect()
+                    break
+                except _DB_ERRORS as exc:
+                    channel = self._store.channel
+                    logger.warning("LISTEN %s: reconnecting in %.2fs: %s", channel, delay, exc)
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 5.0)
+            self._call(self._on_reconnect)
+
+    async def _lost_or_dead(self) -> bool:
+        """Waits up to a ping interval; True when the connection is gone."""
+        try:
+            async with asyncio.timeout(self._ping_interval):
+                await self._lost.wait()
+            return True
+        except TimeoutError:
+            pass
+        try:
+            assert self._conn is not None
+            await self._conn.execute("SELECT 1", timeout=self._ping_interval)
+        except _DB_ERRORS:
+            return True
+        return False
+
+    def _notified(self, _conn: object, _pid: int, _channel: str, payload: object) -> None:
+        tenant, sep, rest = str(payload).partition(_SEP)
+        task_id, sep2, seq = rest.rpartition(_SEP)
+        if sep and sep2 and seq.isdigit():
+            self._call(self._callback, tenant, task_id, int(seq))
+        else:
+            self._call(self._on_reconnect)
+
+    def _call(self, fn: Callable[..., object] | None, *args: object) -> None:
+        if fn is not None:
+            try:
+                fn(*args)
+            except Exception:
+                logger.exception("LISTEN %s: a callback failed", self._store.channel)

@@ -1,0 +1,128 @@
+"""interlink's A2A client against the official A2A 1.0 servers (Python and JS SDKs).
+
+Each peer server (``peers/py_server.py`` on ``a2a-sdk``, ``peers/js_server.mjs`` on
+``@a2a-js/sdk``) runs in a subprocess on 127.0.0.1 with the same agent: ``echo X``,
+``slow`` (working 0..6 then completed; cancellable), ``ask`` and ``message``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+
+from interlink.a2a import TaskNotCancelable, TaskNotFound, UnsupportedOperation, _card
+from interlink.a2a import types as t
+from interlink.a2a._client import A2AClient, StreamEvent
+from tests.interop.a2a.conftest import CARD_PATH, PEERS, ROOT, PeerKind, free_port
+
+pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
+COMPLETED = t.TaskState.TASK_STATE_COMPLETED
+
+
+@pytest.fixture(params=["py", "js"], ids=["py-sdk", "js-sdk"])
+def peer(request: pytest.FixtureRequest) -> Iterator[str]:
+    kind: PeerKind = request.getfixturevalue(f"a2a_{request.param}_sdk")
+    port = free_port()
+    if kind == "py":
+        cmd = [sys.executable, str(PEERS / "py_server.py"), str(port)]
+    else:
+        cmd = [shutil.which("node") or "node", str(PEERS / "js_server.mjs"), str(port)]
+    url = f"http://127.0.0.1:{port}/"
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=log, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 30
+            while not _answers(url):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.seek(0)
+                    pytest.fail(f"peer server did not start: {cmd}\n{log.read().decode()}")
+                time.sleep(0.1)
+            _card.clear_card_cache()
+            yield url
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=10)
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url.rstrip("/") + CARD_PATH, timeout=1) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def status_text(payload: object) -> str:
+    if isinstance(payload, t.Task | t.TaskStatusUpdateEvent) and payload.status.message:
+        return "".join(str(p.text) for p in payload.status.message.parts)
+    return ""
+
+
+async def test_send_get_list_cancel(peer: str) -> None:
+    async with await A2AClient.connect(peer) as client:
+        assert client.card.name.endswith("sdk peer")
+        task = await client.send_message("echo hi")
+        assert isinstance(task, t.Task)
+        assert task.status.state == COMPLETED
+        assert task.artifacts[-1].parts[0].text == "hi"
+        assert (await client.get_task(task.id)).id == task.id
+        reply = await client.send_message("message")
+        assert isinstance(reply, t.Message)
+        assert reply.parts[0].text == "direct"
+        asked = await client.send_message("ask")
+        assert isinstance(asked, t.Task)
+        assert asked.status.state == t.TaskState.TASK_STATE_INPUT_REQUIRED
+        done = await client.send_message("more", task_id=asked.id, context_id=asked.context_id)
+        assert isinstance(done, t.Task)
+        assert done.status.state == COMPLETED
+        assert done.artifacts[-1].parts[0].text == "got more"
+        page = await client.list_tasks(page_size=1)
+        assert len(page.tasks) == 1
+        ids = {task.id async for task in client.iter_tasks(page_size=1)}
+        assert {task.id, asked.id} <= ids
+        slow = await client.send_message("slow", return_immediately=True)
+        assert isinstance(slow, t.Task)
+        canceled = await client.cancel_task(slow.id)
+        assert canceled.status.state == t.TaskState.TASK_STATE_CANCELED
+        with pytest.raises(TaskNotCancelable):
+            await client.cancel_task(task.id)
+        with pytest.raises(TaskNotFound):
+            await client.get_task("no-such-task")
+
+
+async def test_stream_and_subscribe(peer: str) -> None:
+    async with await A2AClient.connect(peer) as client:
+        events = [e async for e in client.stream_message("echo streamed")]
+        assert isinstance(events[0].payload, t.Task)
+        assert any(isinstance(e.payload, t.TaskArtifactUpdateEvent) for e in events)
+        last = events[-1].payload
+        assert isinstance(last, t.TaskStatusUpdateEvent | t.Task)
+        assert last.status.state == COMPLETED
+        slow = await client.send_message("slow", return_immediately=True)
+        assert isinstance(slow, t.Task)
+        seen: list[StreamEvent] = [e async for e in client.subscribe(slow.id)]
+        assert isinstance(seen[0].payload, t.Task)
+        steps = [status_text(e.payload) for e in seen[1:] if status_text(e.payload)]
+        assert steps == sorted(steps, key=int)
+        final = seen[-1].payload
+        assert isinstance(final, t.TaskStatusUpdateEvent | t.Task)
+        assert final.status.state == COMPLETED
+        with pytest.raises(UnsupportedOperation):
+            async for _ in client.subscribe(slow.id):
+                pass
