@@ -339,46 +339,65 @@ async def test_append_queues_one_delivery_per_config_and_event(store: TaskStore)
     await store.append(
         "", "t1", expected_version=1, task=b"", state=WORKING, status_time=2, events=[b"e2", b"e3"]
     )
-    claimed = await store.claim_deliveries(now=100, limit=10, lease=50)
-    assert [(d.seq, d.config_id, d.config, d.payload, d.attempts) for d in claimed] == [
+    # two lanes (one per config); each offers its head, event 2, first
+    heads = await store.claim_deliveries(now=100, limit=10, lease=50)
+    assert [(d.seq, d.config_id, d.config, d.payload, d.attempts) for d in heads] == [
         (2, "hook-a", b"A", b"e2", 0),
         (2, "hook-b", b"B", b"e2", 0),
-        (3, "hook-a", b"A", b"e3", 0),
-        (3, "hook-b", b"B", b"e3", 0),
     ]
-    assert {(d.tenant, d.task_id) for d in claimed} == {("", "t1")}
-    assert len({d.id for d in claimed}) == 4
+    assert {(d.tenant, d.task_id) for d in heads} == {("", "t1")}
+    for d in heads:
+        await store.finish_delivery(d.id)
+    nexts = await store.claim_deliveries(now=100, limit=10, lease=50)
+    assert [(d.seq, d.config_id, d.payload) for d in nexts] == [
+        (3, "hook-a", b"e3"),
+        (3, "hook-b", b"e3"),
+    ]
+    assert len({d.id for d in heads + nexts}) == 4
 
 
-async def test_claim_limit_lease_retry_finish_and_drop(store: TaskStore) -> None:
+async def test_a_lane_is_offered_head_first_through_leases_retries_and_drops(
+    store: TaskStore,
+) -> None:
     await store.create(row("t1"), [])
     await store.put_push_config("", "t1", "hook", b"H")
     for time in range(2, 7):
-        await touch(store, "", "t1", time)  # 5 deliveries
-    first = await store.claim_deliveries(now=1_000, limit=2, lease=100)
-    assert [d.seq for d in first] == [1, 2]
-    second = await store.claim_deliveries(now=1_050, limit=10, lease=100)
-    assert [d.seq for d in second] == [3, 4, 5]  # the first two are leased until 1_100
-    assert await store.claim_deliveries(now=1_099, limit=10, lease=100) == []
-
-    await store.finish_delivery(first[0].id)
-    await store.retry_delivery(first[1].id, next_at=2_000, error="HTTP 503")
-    await store.drop_delivery(second[0].id, error="gave up")
-    await store.finish_delivery(second[0].id)  # gone already: nothing happens
-    await store.retry_delivery(second[0].id, next_at=0, error="late")
-    # At 1_150 the leases of the rest of `second` have run out: claimable again.
-    again = await store.claim_deliveries(now=1_150, limit=10, lease=100)
-    assert [(d.seq, d.attempts) for d in again] == [(4, 0), (5, 0)]
-    for d in again:
+        await touch(store, "", "t1", time)  # 5 deliveries, one lane
+    (first,) = await store.claim_deliveries(now=1_000, limit=10, lease=100)
+    assert first.seq == 1
+    assert await store.claim_deliveries(now=1_050, limit=10, lease=100) == []  # leased
+    # the lease runs out: the head is offered again, attempts not counted
+    (again,) = await store.claim_deliveries(now=1_100, limit=10, lease=100)
+    assert (again.id, again.seq, again.attempts) == (first.id, 1, 0)
+    await store.finish_delivery(again.id)
+    (second,) = await store.claim_deliveries(now=1_100, limit=10, lease=100)
+    assert second.seq == 2
+    await store.retry_delivery(second.id, next_at=2_000, error="HTTP 503")
+    # event 3 waits behind the retry of event 2: order is kept
+    assert await store.claim_deliveries(now=1_500, limit=10, lease=100) == []
+    (retried,) = await store.claim_deliveries(now=2_000, limit=10, lease=100)
+    assert (retried.id, retried.seq, retried.attempts) == (second.id, 2, 1)
+    await store.drop_delivery(retried.id, error="gave up")
+    await store.finish_delivery(retried.id)  # gone already: nothing happens
+    await store.retry_delivery(retried.id, next_at=0, error="late")
+    for seq in (3, 4, 5):
+        (d,) = await store.claim_deliveries(now=2_000, limit=10, lease=100)
+        assert d.seq == seq
         await store.finish_delivery(d.id)
-    assert await store.claim_deliveries(now=1_999, limit=10, lease=100) == []
-    retried = await store.claim_deliveries(now=2_000, limit=10, lease=100)
-    assert [(d.id, d.seq, d.attempts) for d in retried] == [(first[1].id, 2, 1)]
-    await store.retry_delivery(retried[0].id, next_at=3_000, error="timeout")
-    (last,) = await store.claim_deliveries(now=3_000, limit=10, lease=100)
-    assert last.attempts == 2
-    await store.finish_delivery(last.id)
     assert await store.claim_deliveries(now=10**15, limit=10, lease=100) == []
+
+
+async def test_claims_respect_the_limit_across_lanes(store: TaskStore) -> None:
+    for task_id in ("t1", "t2", "t3"):
+        await store.create(row(task_id), [])
+        await store.put_push_config("", task_id, "hook", b"H")
+        await touch(store, "", task_id, 2)
+        await touch(store, "", task_id, 3)
+    first = await store.claim_deliveries(now=100, limit=2, lease=10)
+    rest = await store.claim_deliveries(now=100, limit=10, lease=10)
+    assert len(first) == 2
+    assert [d.seq for d in first + rest] == [1, 1, 1]  # every lane's head, each once
+    assert len({d.task_id for d in first + rest}) == 3
 
 
 async def test_deliveries_of_a_deleted_config_disappear(store: TaskStore) -> None:
@@ -393,15 +412,16 @@ async def test_deliveries_of_a_deleted_config_disappear(store: TaskStore) -> Non
     # Put again after the events were queued: the old queue was for the deleted config.
     await store.put_push_config("", "t1", "reborn", b"R2")
     claimed = await store.claim_deliveries(now=100, limit=2, lease=10)
-    assert [(d.config_id, d.seq) for d in claimed] == [("kept", 1), ("kept", 2)]
+    assert [(d.config_id, d.seq) for d in claimed] == [("kept", 1)]
     assert await store.claim_deliveries(now=100, limit=10, lease=10) == []
     await touch(store, "", "t1", 4)
-    # At 105 the first claims are still leased: only the new event's two deliveries.
+    # At 105 kept's head is still leased (its event 3 waits); the new config's lane
+    # starts with the new event
     fresh = await store.claim_deliveries(105, 10, 10)
-    assert [(d.config_id, d.config, d.seq) for d in fresh] == [
-        ("kept", b"K", 3),
-        ("reborn", b"R2", 3),
-    ]
+    assert [(d.config_id, d.config, d.seq) for d in fresh] == [("reborn", b"R2", 3)]
+    await store.finish_delivery(claimed[0].id)
+    after = await store.claim_deliveries(105, 10, 10)
+    assert [(d.config_id, d.seq) for d in after] == [("kept", 2)]
 
 
 # -- a random walk against a model ---------------------------------------------------------
@@ -459,7 +479,8 @@ def test_random_appends_match_a_model(
                 assert [(e.seq, e.payload) for e in stored] == list(enumerate(log, 1))
             order = sorted(model, key=lambda t: (model[t][2], t), reverse=True)
             assert await walk(store, 1) == order
-            assert len(await store.claim_deliveries(1, 1_000, 1)) == queued
+            # one lane (t1 to its hook): its head is offered while anything is queued
+            assert len(await store.claim_deliveries(1, 1_000, 1)) == min(queued, 1)
         finally:
             await store.close()
 

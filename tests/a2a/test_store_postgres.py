@@ -283,11 +283,11 @@ async def test_replicas_claiming_at_once_never_claim_the_same_delivery(
     two: tuple[PostgresTaskStore, PostgresTaskStore],
 ) -> None:
     first, _ = two
-    await first.create(row("t1"), [])
-    for hook in ("a", "b"):
-        await first.put_push_config("", "t1", hook, hook.encode())
-    for time in range(150):
-        await touch(first, "", "t1", time)  # 300 deliveries
+    for task in range(150):  # 300 lanes of one delivery each: all claimable at once
+        await first.create(row(f"t{task}"), [])
+        for hook in ("a", "b"):
+            await first.put_push_config("", f"t{task}", hook, hook.encode())
+        await touch(first, "", f"t{task}", 1)
 
     async def drain(store: PostgresTaskStore) -> list[int]:
         ids: list[int] = []

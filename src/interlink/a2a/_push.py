@@ -431,8 +431,10 @@ class PushDelivery:
             lane.runner = None
             if not lane.entries and self._lanes.get(key) is lane:
                 del self._lanes[key]
-            elif not self._stopping:
-                self._wake.set()  # the head waits for a claim: let the dispatcher plan it
+            if not self._stopping:
+                # the next event of the lane is offered only now (the store gives lane
+                # heads), or the head waits for a claim: let the dispatcher claim again
+                self._wake.set()
 
     async def _settle(self, lane: _Lane, entry: _Entry, failure: _Failure | None) -> None:
         d = entry.delivery

@@ -205,7 +205,10 @@ class TaskStore(Protocol):
 
     async def claim_deliveries(self, now: int, limit: int, lease: int) -> builtins.list[Delivery]:
         """Up to `limit` deliveries due at `now` (µs) and not claimed by someone else;
-        each is claimed for `lease` µs (a crashed worker's claims expire)."""
+        each is claimed for `lease` µs (a crashed worker's claims expire). Only the head
+        of a lane (one task's events to one config) is offered: event n+1 waits until
+        event n is delivered or dropped, so deliveries keep their order across retries,
+        restarts and replicas."""
         ...
 
     async def finish_delivery(self, delivery_id: int) -> None:

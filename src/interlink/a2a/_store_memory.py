@@ -233,10 +233,16 @@ class MemoryTaskStore:
             (row for row in self._outbox.values() if row.next_at <= now),
             key=lambda row: (row.next_at, row.id),
         )
+        heads: dict[tuple[str, str, int], int] = {}  # a lane's lowest seq still queued
+        for row in self._outbox.values():
+            lane = (row.tenant, row.task_id, row.config_serial)
+            heads[lane] = min(heads.get(lane, row.seq), row.seq)
         claimed: builtins.list[Delivery] = []
         for row in due:
             if len(claimed) >= limit:
                 break
+            if heads[(row.tenant, row.task_id, row.config_serial)] < row.seq:
+                continue  # an earlier event of this lane goes first
             key = (row.tenant, row.task_id)
             config = self._configs.get(key, {}).get(row.config_id)
             if config is None or config.serial != row.config_serial:

@@ -78,6 +78,8 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # A claim moves next_at to the lease's end, so "due" is `next_at <= now` alone.
         "CREATE INDEX outbox_due ON outbox (next_at, id)",
     ),
+    # 2: a lane (task, config) is claimed head first, for delivery in order
+    ("CREATE INDEX outbox_lane ON outbox (tenant, task_id, config_ref, seq)",),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 
@@ -124,8 +126,10 @@ _APPEND = """WITH updated AS (
 # Rows locked by another claimer are skipped, not waited for: replicas claim in parallel
 # and never the same row. `live` rows have their config and event; the others are dropped.
 _CLAIM = """WITH due AS (
-        SELECT id, next_at, tenant, task_id, seq, config_ref FROM outbox
+        SELECT id, next_at, tenant, task_id, seq, config_ref FROM outbox AS o
         WHERE next_at <= $1 AND (next_at, id) > ($2, $3)
+            AND NOT EXISTS (SELECT 1 FROM outbox AS q WHERE q.tenant = o.tenant
+                AND q.task_id = o.task_id AND q.config_ref = o.config_ref AND q.seq < o.seq)
         ORDER BY next_at, id LIMIT $4
         FOR UPDATE SKIP LOCKED
     ), live AS (

@@ -96,6 +96,8 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # A claim moves next_at to the lease's end, so "due" is `next_at <= now` alone.
         "CREATE INDEX outbox_due ON outbox (next_at)",
     ),
+    # 2: a lane (task, config) is claimed head first, for delivery in order
+    ("CREATE INDEX outbox_lane ON outbox (tenant, task_id, config_ref, seq)",),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 
@@ -118,6 +120,8 @@ _DUE_DELIVERIES = """SELECT o.id, o.tenant, o.task_id, o.config_id, o.seq, o.att
     LEFT JOIN push_configs AS p ON p.id = o.config_ref
     JOIN events AS e ON e.tenant = o.tenant AND e.task_id = o.task_id AND e.seq = o.seq
     WHERE o.next_at <= ? AND (o.next_at, o.id) > (?, ?)
+        AND NOT EXISTS (SELECT 1 FROM outbox AS q WHERE q.tenant = o.tenant
+            AND q.task_id = o.task_id AND q.config_ref = o.config_ref AND q.seq < o.seq)
     ORDER BY o.next_at, o.id
     LIMIT ?"""
 
