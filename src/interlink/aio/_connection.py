@@ -151,8 +151,9 @@ class Connection:
         self._fallback_notification: RawNotificationHandler | None = None
         self._admit: Callable[[str], None] | None = None
         self._pending: PendingRequests[asyncio.Future[_Response]] = PendingRequests()
-        self._in_flight: dict[RequestId | None, asyncio.Task[_Answer]] = {}
-        self._cancelled_by_peer: set[asyncio.Task[_Answer]] = set()
+        self._in_flight: dict[RequestId | None, asyncio.Task[None]] = {}
+        self._batch_of: dict[RequestId | None, BatchReply] = {}
+        self._cancelled_by_peer: set[asyncio.Task[None]] = set()
         self._outq: deque[bytes] = deque()
         self._max_outgoing = max_outgoing
         self._out_ready = asyncio.Event()
@@ -272,7 +273,13 @@ class Connection:
             self._pending.forget(id)
             raise
         try:
-            await self._send(line)
+            if self._closing or len(self._outq) >= self._max_outgoing or self._senders:
+                await self._send(line)  # waits for room, or raises ConnectionClosed
+            elif self._writer_alive():
+                self._outq.append(line)
+                self._out_ready.set()
+            else:
+                raise ConnectionClosed(self._close_reason)
             response = await future
         except asyncio.CancelledError:
             if self._pending.forget(id) and self.profile.cancel_method and not self._closing:
@@ -488,11 +495,33 @@ class Connection:
             except RpcError as exc:
                 self._finish_request(exc.to_response(request.id), batch)
                 return
-        task = asyncio.create_task(self._serve(request))
+        task = asyncio.create_task(self._serve(request, batch))
         self._in_flight[request.id] = task
-        task.add_done_callback(functools.partial(self._served, request.id, batch))
+        if batch is not None:
+            self._batch_of[request.id] = batch
 
-    async def _serve(self, request: AnyRequest) -> _Answer:
+    async def _serve(self, request: AnyRequest, batch: BatchReply | None) -> None:
+        """Run the handler and answer; a `$/cancel_request` answers -32800."""
+        task = asyncio.current_task()
+        answer: _Answer | None = None
+        try:
+            answer = await self._answer(request)
+        except asyncio.CancelledError:
+            if task is None or task not in self._cancelled_by_peer:
+                raise
+            task.uncancel()
+            answer = RequestCancelled().to_response(request.id)
+        finally:
+            if task is not None:
+                self._cancelled_by_peer.discard(task)
+            if self._in_flight.get(request.id) is task:
+                del self._in_flight[request.id]
+            self._batch_of.pop(request.id, None)
+            if answer is None:
+                self._wake_writer()
+        self._finish_request(answer, batch)
+
+    async def _answer(self, request: AnyRequest) -> _Answer:
         try:
             result = await self._call_handler(request)
         except RpcError as exc:
@@ -510,23 +539,18 @@ class Connection:
             return RpcError.internal_error().to_response(request.id)
         return SuccessResponse(id=request.id, result=result)
 
-    def _served(
-        self,
-        id: RequestId | None,
-        batch: BatchReply | None,
-        task: asyncio.Task[_Answer],
+    def _cancelled_before_start(
+        self, id: RequestId | None, batch: BatchReply | None, task: asyncio.Task[None]
     ) -> None:
-        """Done callback of a request's task: answer it, also when cancelled before it ran."""
+        """Done callback set by a peer's cancel: a task cancelled before its coroutine
+        ever ran has not answered (one that ran answered -32800 itself)."""
+        if not task.cancelled() or task not in self._cancelled_by_peer:
+            return
+        self._cancelled_by_peer.discard(task)
         if self._in_flight.get(id) is task:
             del self._in_flight[id]
-        by_peer = task in self._cancelled_by_peer
-        self._cancelled_by_peer.discard(task)
-        if not task.cancelled():
-            self._finish_request(task.result(), batch)
-        elif by_peer:
-            self._finish_request(RequestCancelled().to_response(id), batch)
-        else:
-            self._wake_writer()
+        self._batch_of.pop(id, None)
+        self._finish_request(RequestCancelled().to_response(id), batch)
 
     async def _call_handler(self, request: AnyRequest) -> object:
         entry = self._requests.get(request.method)
@@ -570,6 +594,10 @@ class Connection:
         task = self._in_flight.get(cancel.request_id)
         if task is not None and not task.done():
             self._cancelled_by_peer.add(task)
+            batch = self._batch_of.get(cancel.request_id)
+            task.add_done_callback(
+                functools.partial(self._cancelled_before_start, cancel.request_id, batch)
+            )
             task.cancel()
 
     # -- closing ----------------------------------------------------------------------
