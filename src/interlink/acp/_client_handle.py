@@ -36,9 +36,9 @@ class ClientHandle:
         return cast("dict[str, object]", caps) if isinstance(caps, dict) else {}
 
     async def session_update(self, session_id: str, update: s.SessionUpdate) -> None:
-        """Send one `session/update` notification."""
+        """Send one `session/update` notification (ungated: every client takes them)."""
         self._endpoint.note_update(session_id, update)
-        await self._endpoint._notify(
+        await self._endpoint.connection.notify_raw(
             "session/update", s.SessionNotification(session_id=session_id, update=update)
         )
 

@@ -10,6 +10,7 @@ checked against the peer's advertised capabilities before anything is sent.
 
 from __future__ import annotations
 
+import functools
 from typing import ClassVar
 
 import msgspec
@@ -21,6 +22,7 @@ from interlink.jsonrpc import (
     ConnectionClosed,
     InvalidResult,
     MethodNotFound,
+    NotificationType,
     Profile,
     ResourceNotFound,
     RpcError,
@@ -126,6 +128,12 @@ class Endpoint:
         self.connection = Connection(reader, writer, profile=profile, codec=CODEC, name=name)
         self.connection.on_unknown_request(self._dispatch_request)
         self.connection.on_unknown_notification(self._dispatch_notification)
+        for spec in self.handled.values():  # decoded by the connection, one hop less
+            if spec.kind == "notification":
+                self.connection.on_notification(
+                    NotificationType(spec.name, spec.params),  # type: ignore[arg-type]
+                    functools.partial(self._handle_notification, spec),
+                )
         #: this side's capabilities and the peer's, as gate trees; set by `initialize`
         self._own_caps: dict[str, object] = {self.OWN_ROOT: {}}
         self._peer_caps: dict[str, object] = {self.PEER_ROOT: {}}

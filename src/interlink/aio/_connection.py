@@ -295,11 +295,16 @@ class Connection:
         await self.notify_raw(method.method, params)
 
     async def notify_raw(self, method: str, params: object = None) -> None:
-        await self._send(
-            self.codec.encode_message(
-                Notification(method=method, params=msgspec.UNSET if params is None else params)
-            )
+        line = self.codec.encode_message(
+            Notification(method=method, params=msgspec.UNSET if params is None else params)
         )
+        if self._closing or len(self._outq) >= self._max_outgoing or self._senders:
+            await self._send(line)  # waits for room, or raises ConnectionClosed
+        elif self._writer_alive():
+            self._outq.append(line)
+            self._out_ready.set()
+        else:
+            raise ConnectionClosed(self._close_reason)
 
     def _writer_alive(self) -> bool:
         return bool(self._tasks) and not self._tasks[2].done()

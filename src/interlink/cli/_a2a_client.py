@@ -1,0 +1,308 @@
+"""`interlink a2a card|send|tasks|task|cancel`: talk to any A2A 1.0 agent from a terminal.
+
+`send` streams by default when the card declares streaming: status changes, artifact
+chunks inline, a spinner while the agent works (on a terminal). When the agent asks for
+input, the person answers at a prompt and the same task goes on (without a terminal the
+question is printed and the exit code is 3). Ctrl-C asks whether to cancel the task; a
+second Ctrl-C cancels it. `--json` prints ProtoJSON: the result, or one object per line
+for streams and task lists; it never prompts (input-required exits 3, Ctrl-C cancels).
+The A2A client is imported inside `run`, so that other commands start without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING, Final
+
+from interlink.cli._acp_client import Style  # imported by the CLI anyway: costs nothing
+
+if TYPE_CHECKING:
+    from interlink.a2a import A2AClient
+    from interlink.a2a import types as t
+
+__all__ = ["COMMANDS", "EXIT_CODES", "add_parsers", "run"]
+
+COMMANDS: Final = ("card", "send", "tasks", "task", "cancel")
+# exit codes (EXIT_CODES says what each means)
+OK: Final = 0
+TASK_FAILED: Final = 1
+USAGE: Final = 2
+NEEDS_INPUT: Final = 3
+AUTH: Final = 4
+A2A_ERROR: Final = 5
+NETWORK: Final = 6
+INTERRUPTED: Final = 130
+EXIT_CODES: Final = """exit codes:
+  0    success; the task completed (or was accepted, or is still working)
+  1    the task failed, was rejected or was canceled
+  2    usage error (bad options, unreadable --file)
+  3    the agent needs input and there is no terminal to ask (or no answer was given)
+  4    authentication required: missing or wrong credentials (HTTP 401), or auth-required
+  5    A2A error (task not found, not cancelable, ...) or no usable agent card at URL
+  6    network error: the agent could not be reached, timed out, or the stream broke off
+  130  interrupted (Ctrl-C) without cancelling
+
+environment: INTERLINK_A2A_BEARER and INTERLINK_A2A_API_KEY supply --bearer and --api-key;
+NO_COLOR turns colours off."""
+STATES: Final = (
+    "submitted", "working", "input-required", "auth-required",
+    "completed", "failed", "canceled", "rejected",
+)  # fmt: skip
+
+
+def _state(value: str) -> str:
+    name = value.strip().lower().removeprefix("task_state_").replace("_", "-")
+    if name not in STATES:
+        raise argparse.ArgumentTypeError(f"unknown state {value!r}; one of {', '.join(STATES)}")
+    return name
+
+
+def _positive(value: str) -> int:
+    number = int(value)
+    if number < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return number
+
+
+class _Intermixed(argparse.ArgumentParser):
+    """Options may come between the positionals (`send URL --task ID "answer"`), which
+    plain argparse refuses once an optional positional was skipped."""
+
+    _mixing = False
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: list[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        if self._mixing:
+            return super().parse_known_args(args, namespace)
+        self._mixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._mixing = False
+
+
+def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("url", metavar="URL", help="the agent's base URL (where its card is)")
+    common.add_argument("--api-key", metavar="KEY", help="API key ($INTERLINK_A2A_API_KEY)")
+    common.add_argument("--bearer", metavar="TOKEN", help="bearer token ($INTERLINK_A2A_BEARER)")
+    common.add_argument(
+        "--timeout", type=float, default=60.0, metavar="SECONDS", help="HTTP timeout (60)"
+    )
+    common.add_argument("--json", action="store_true", help="print ProtoJSON (see above)")
+
+    def sub(name: str, help_: str, description: str) -> argparse.ArgumentParser:
+        return commands.add_parser(
+            name,
+            parents=[common],
+            help=help_,
+            description=description,
+            epilog=EXIT_CODES,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+
+    card = sub(
+        "card",
+        "show an agent's card",
+        "Show the agent card at URL: name, skills with examples, capabilities, interfaces, "
+        "security schemes. --json prints the card's ProtoJSON.",
+    )
+    card.add_argument(
+        "--extended", action="store_true", help="fetch the extended card (authenticated)"
+    )
+
+    send = sub(
+        "send",
+        "send a message to an agent and follow the task",
+        "Send TEXT (and files) to the agent at URL. Streams the task when the card declares "
+        "streaming; asks on the terminal when the agent needs input; Ctrl-C offers to "
+        "cancel the task. --json prints each stream event (or the result) as ProtoJSON.",
+    )
+    send.__class__ = _Intermixed
+    send.add_argument("text", nargs="?", metavar="TEXT", help="the message text")
+    send.add_argument(
+        "--stream",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="stream the task (default: when the card declares streaming)",
+    )
+    send.add_argument("--context", metavar="ID", help="continue this context")
+    send.add_argument("--task", metavar="ID", help="continue this task (e.g. answer a question)")
+    send.add_argument(
+        "--file",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="attach a file (repeatable): its bytes, name and guessed media type",
+    )
+    send.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="return as soon as the task exists (returnImmediately); print its id",
+    )
+
+    tasks = sub(
+        "tasks",
+        "list tasks",
+        "List the tasks the agent keeps for you, newest first: id, state, status time, "
+        "context, first text of the last message. --json prints one task per line.",
+    )
+    tasks.add_argument("--context", metavar="ID", help="only this context's tasks")
+    tasks.add_argument("--status", type=_state, metavar="STATE", help=", ".join(STATES))
+    tasks.add_argument("--limit", type=_positive, metavar="N", help="at most N tasks")
+
+    task = sub(
+        "task",
+        "show a task (or follow it)",
+        "Show task ID: status, artifacts' text, history. --follow subscribes to it until it "
+        "ends; Ctrl-C stops following (the task goes on).",
+    )
+    task.add_argument("task_id", metavar="ID")
+    task.add_argument("--follow", action="store_true", help="subscribe until the task ends")
+    task.add_argument("--history", type=_positive, metavar="N", help="the last N messages")
+
+    cancel = sub(
+        "cancel",
+        "cancel a task",
+        "Cancel task ID and print its final state (exit 0 once it is canceled).",
+    )
+    cancel.add_argument("task_id", metavar="ID")
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+    import io
+
+    from interlink.cli._a2a_session import describe_error, error_exit_code
+
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(errors="replace")
+    if args.a2a_command == "send" and not args.text and not args.file:
+        return _fail("send needs TEXT or --file", USAGE)
+    try:
+        return asyncio.run(_main(args))
+    except KeyboardInterrupt:
+        return _fail("interrupted", INTERRUPTED)
+    except Exception as exc:
+        code = error_exit_code(exc)
+        if code is None:
+            raise
+        return _fail(describe_error(exc), code)
+
+
+def _fail(message: str, code: int) -> int:
+    sys.stdout.flush()
+    print(f"error: {message}", file=sys.stderr)
+    return code
+
+
+def _style() -> Style:
+    return Style(sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+
+
+async def _main(args: argparse.Namespace) -> int:
+    import httpx
+
+    from interlink.a2a import A2AClient, resolve_card
+    from interlink.a2a import types as t
+
+    bearer = args.bearer or os.environ.get("INTERLINK_A2A_BEARER") or None
+    api_key = args.api_key or os.environ.get("INTERLINK_A2A_API_KEY") or None
+    connect = min(args.timeout, 10.0)
+    async with httpx.AsyncClient(timeout=httpx.Timeout(args.timeout, connect=connect)) as http:
+        resolved = await resolve_card(args.url, client=http)
+        schemes = resolved.card.security_schemes.values()
+        if api_key and not any(
+            isinstance(s.api_key_security_scheme, t.APIKeySecurityScheme) for s in schemes
+        ):
+            if args.api_key:
+                raise ValueError("--api-key: the agent card declares no API key security scheme")
+            api_key = None  # from the environment, meant for some other agent
+        client = A2AClient(
+            resolved,
+            client=http,
+            bearer=bearer,
+            api_key=api_key,
+            timeout=args.timeout,
+            connect_timeout=connect,
+        )
+        if args.a2a_command == "card":
+            return await _card(client, args)
+        if args.a2a_command == "tasks":
+            return await _tasks(client, args)
+        if args.a2a_command == "cancel":
+            return await _cancel(client, args)
+        from interlink.cli._a2a_session import Session
+
+        session = Session(client, args)
+        if args.a2a_command == "task":
+            return await session.show(args.task_id, follow=args.follow, history=args.history)
+        return await session.send()
+
+
+async def _card(client: A2AClient, args: argparse.Namespace) -> int:
+    from interlink.cli._a2a_render import card_lines
+    from interlink.cli._a2a_session import print_json
+
+    card = await client.get_extended_card() if args.extended else client.card
+    if args.json:
+        print_json(card)
+    else:
+        print("\n".join(card_lines(card, _style())))
+    return OK
+
+
+def _state_filter(name: str | None) -> t.TaskState:
+    from interlink.a2a import types as t
+
+    if name is None:
+        return t.TaskState.TASK_STATE_UNSPECIFIED
+    return t.TaskState("TASK_STATE_" + name.upper().replace("-", "_"))
+
+
+async def _tasks(client: A2AClient, args: argparse.Namespace) -> int:
+    import shutil
+
+    from interlink.cli._a2a_render import task_table
+    from interlink.cli._a2a_session import print_json
+
+    limit = args.limit
+    found: list[t.Task] = []
+    if limit != 0:
+        async for task in client.iter_tasks(
+            context_id=args.context or "",
+            status=_state_filter(args.status),
+            page_size=min(limit, 100) if limit else None,
+            history_length=1,
+        ):
+            if args.json:
+                print_json(task, indent=False)
+            found.append(task)
+            if limit and len(found) >= limit:
+                break
+    if args.json:
+        return OK
+    if not found:
+        print("no tasks")
+        return OK
+    width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 160
+    print("\n".join(task_table(found, _style(), width)))
+    return OK
+
+
+async def _cancel(client: A2AClient, args: argparse.Namespace) -> int:
+    from interlink.a2a import types as t
+    from interlink.cli._a2a_render import task_lines
+    from interlink.cli._a2a_session import exit_code_of, print_json
+
+    task = await client.cancel_task(args.task_id)
+    if args.json:
+        print_json(task)
+    else:
+        print("\n".join(task_lines(task, _style())[:2]))
+    if task.status.state == t.TaskState.TASK_STATE_CANCELED:
+        return OK
+    return exit_code_of(task.status.state)
