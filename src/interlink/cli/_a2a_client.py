@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
 from typing import TYPE_CHECKING, Final
 
 from interlink.cli._acp_client import Style  # imported by the CLI anyway: costs nothing
@@ -99,7 +100,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
             name,
             parents=[common],
             help=help_,
-            description=description,
+            description=textwrap.fill(description, 88),
             epilog=EXIT_CODES,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )

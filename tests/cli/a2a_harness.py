@@ -1,0 +1,168 @@
+"""Running `interlink a2a ...` for the tests: a live server of an app, the command as a
+subprocess, and the command on a pseudo-terminal that is its controlling terminal (so
+`\\x03` is a real Ctrl-C). Every wait is bounded."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = [sys.executable, "-m", "interlink", "a2a"]
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+CTTY = (
+    "import fcntl, os, sys, termios; os.setsid(); fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
+    "os.execvp(sys.argv[1], sys.argv[1:])"
+)
+TIMEOUT = 60
+
+
+# -- the server ----------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _card_answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + ".well-known/agent-card.json", timeout=1) as resp:
+            return bool(resp.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+@contextlib.contextmanager
+def serve(target: str) -> Iterator[str]:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    cmd = [*CLI, "serve", target, "--port", str(port), "--store", "memory:"]
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        try:
+            deadline = time.monotonic() + 30
+            while not _card_answers(url):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.seek(0)
+                    pytest.fail(f"{cmd} did not serve its card:\n{log.read().decode()}")
+                time.sleep(0.1)
+            yield url
+        finally:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+
+
+# -- running the command -------------------------------------------------------------------
+
+
+def env_without_credentials(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTERLINK_A2A_")}
+    return env | extra
+
+
+def a2a(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, *args],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        env=env_without_credentials(**env),
+    )
+
+
+def json_lines(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def header_ids(out: str) -> tuple[str, str]:
+    match = re.search(r"^task (\S+) · context (\S+)$", out, re.M)
+    assert match, out
+    return match[1], match[2]
+
+
+def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    return lines[0]
+
+
+class Terminal:
+    """The command on a pseudo-terminal: `expect` waits (bounded) for text on its screen."""
+
+    def __init__(self, *args: str) -> None:
+        master, slave = os.openpty()
+        env = {k: v for k, v in env_without_credentials().items() if k != "NO_COLOR"} | {
+            "TERM": "xterm"
+        }
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", CTTY, *CLI, *args],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            cwd=ROOT,
+            env=env,
+        )
+        os.close(slave)
+        self.master = master
+        self.raw = b""
+        self.pos = 0
+
+    @property
+    def screen(self) -> str:
+        return ANSI.sub("", self.raw.decode(errors="replace")).replace("\r\n", "\n")
+
+    def expect(self, text: str, timeout: float = 20) -> None:
+        deadline = time.monotonic() + timeout
+        while (found := self.screen.find(text, self.pos)) < 0:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"{text!r} not seen; screen:\n{self.screen}")
+            ready, _, _ = select.select([self.master], [], [], remaining)
+            if ready:
+                try:
+                    data = os.read(self.master, 65536)
+                except OSError:  # EIO: the command closed the terminal
+                    data = b""
+                if not data:
+                    raise AssertionError(f"{text!r} not seen before exit; screen:\n{self.screen}")
+                self.raw += data
+        self.pos = found + len(text)
+
+    def send(self, data: bytes) -> None:
+        os.write(self.master, data)
+
+    def exit_code(self) -> int:
+        return self.process.wait(timeout=20)
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=20)
+        os.close(self.master)
