@@ -280,15 +280,9 @@ class LiveTask:
             await self._uninterrupted(change)
 
     async def _uninterrupted(self, change: Callable[[], tuple[Task, list[StreamResponse]]]) -> None:
-        """Apply and store one change to completion even if the caller is cancelled
-        meanwhile (a CancelTask stopping the executor): a write that reached the store
-        must reach memory and the streams too, or the task would be stuck."""
-        write = asyncio.ensure_future(self._store_change(change))
-        try:
-            await asyncio.shield(write)
-        except asyncio.CancelledError:
-            await asyncio.wait({write})
-            raise
+        """Apply and store one change; `_store` keeps memory in step with the store even
+        when the caller is cancelled mid-write (a CancelTask stopping the executor)."""
+        await self._store_change(change)
 
     async def _store_change(self, change: Callable[[], tuple[Task, list[StreamResponse]]]) -> None:
         for _ in range(3):
@@ -316,20 +310,32 @@ class LiveTask:
                 await self.store.put_push_config(self.tenant, self.task_id, config_id, config)
             self.pending_push.clear()
             self.version = row.version
-        if self.version == 0:
-            row = await self.store.create(
-                task_row(task, tenant=self.tenant, owner=self.owner), payloads
-            )
-        else:
-            row = await self.store.append(
-                self.tenant,
-                self.task_id,
-                expected_version=self.version,
-                task=_codec.encode(task),
-                state=str(task.status.state),
-                status_time=micros(task.status.timestamp),
-                events=payloads,
-            )
+        try:
+            if self.version == 0:
+                row = await self.store.create(
+                    task_row(task, tenant=self.tenant, owner=self.owner), payloads
+                )
+            else:
+                row = await self.store.append(
+                    self.tenant,
+                    self.task_id,
+                    expected_version=self.version,
+                    task=_codec.encode(task),
+                    state=str(task.status.state),
+                    status_time=micros(task.status.timestamp),
+                    events=payloads,
+                )
+        except asyncio.CancelledError:
+            # Cancelled while the write was under way (a thread may still commit it): find
+            # out, so that memory and the streams follow what the store holds.
+            landed = await self.store.get(self.tenant, self.task_id)
+            if landed is not None and landed.version == self.version + 1:
+                await self._stored(task, landed, payloads)
+            raise
+        await self._stored(task, row, payloads)
+
+    async def _stored(self, task: Task, row: TaskRow, payloads: list[bytes]) -> None:
+        """`task` and its events are in the store as `row`: memory and streams follow."""
         first_seq = self.last_seq + 1
         self.task, self.version, self.last_seq = task, row.version, row.last_seq
         if self.on_append is not None and payloads:

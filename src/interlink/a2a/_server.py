@@ -252,6 +252,11 @@ class A2AServer:
                 # it asked for input and is returning right now: let it finish first
                 with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                     await asyncio.wait_for(asyncio.shield(live.runner), 2.0)
+            if live.state in TERMINAL_STATES:  # it finished while we waited
+                raise UnsupportedOperation(
+                    f"task {row.task_id} is {live.state}; it takes no more messages",
+                    taskId=row.task_id,
+                )
             if live.running or live.users:
                 raise UnsupportedOperation(
                     f"task {row.task_id} is still working; send when it asks for input",

@@ -35,6 +35,7 @@ import msgspec
 
 from interlink.jsonrpc import (
     DEFAULT_CODEC,
+    AnyMessage,
     AnyRequest,
     Batch,
     BatchReply,
@@ -376,6 +377,9 @@ class Connection:
     async def _read_loop(self) -> None:
         framer = LineFramer(self.profile.max_message_size)
         reason = "peer closed the connection"
+        batches = self.profile.batches
+        cancel_method = self.profile.cancel_method
+        inbox, max_inbox, ready = self._inbox, self._max_inbox, self._inbox_ready
         try:
             while True:
                 data = await self._reader.read(_READ_CHUNK)
@@ -384,7 +388,24 @@ class Connection:
                         await self._receive(frame)
                     break
                 for frame in framer.feed(data):
-                    await self._receive(frame)
+                    # the common cases without a coroutine per message; the rest below
+                    message = decode(frame, batches=batches) if type(frame) is bytes else None
+                    kind = type(message)
+                    if (
+                        kind is Notification
+                        and len(inbox) < max_inbox
+                        and message.method != cancel_method  # type: ignore[union-attr]
+                    ):
+                        inbox.append(message)  # type: ignore[arg-type]
+                        ready.set()
+                    elif kind is Request:
+                        self._start_request(message, None)  # type: ignore[arg-type]
+                    elif (kind is SuccessResponse or kind is ErrorResponse) and not (
+                        inbox or self._inbox_busy
+                    ):
+                        self._resolve(message)  # type: ignore[arg-type]
+                    else:
+                        await self._receive(frame, message)
         except (OSError, RuntimeError) as exc:
             reason = f"read failed: {exc!r}"
         except ConnectionClosed as exc:
@@ -392,13 +413,15 @@ class Connection:
         finally:
             self._input_ended(reason)
 
-    async def _receive(self, frame: bytes | Oversize) -> None:
+    async def _receive(
+        self, frame: bytes | Oversize, decoded: AnyMessage | Invalid | Batch | None = None
+    ) -> None:
         # isinstance narrows for the type checker; on this path it costs less than casts
         if isinstance(frame, Oversize):
             limit = self.profile.max_message_size
             await self._send(encode_line(oversize(frame.size, limit).response()))
             return
-        message = decode(frame, batches=self.profile.batches)
+        message = decode(frame, batches=self.profile.batches) if decoded is None else decoded
         if isinstance(message, Notification):
             if message.method == self.profile.cancel_method:
                 self._cancel_in_flight(message.params)
@@ -466,8 +489,22 @@ class Connection:
             self._inbox_space.set()
             if type(item) is Notification:
                 self._inbox_busy = True
+                notification = item
+                entry = self._notifications.get(notification.method)
                 try:
-                    await self._handle_notification(item)
+                    if entry is not None:  # inline: the common case, one coroutine less
+                        params = decode_params(notification.params, entry.params, self.codec)
+                        await entry.handler(params)
+                    else:
+                        await self._handle_notification(notification)
+                except RpcError as exc:
+                    logger.warning(
+                        "%s: notification %s rejected: %s", self.name, notification.method, exc
+                    )
+                except Exception:
+                    logger.exception(
+                        "%s: notification handler for %s failed", self.name, notification.method
+                    )
                 finally:
                     self._inbox_busy = False
             else:
