@@ -267,7 +267,7 @@ class LiveTask:
                 return
             if self.direct_message is not None:
                 raise InvalidEventSequence("no event may follow a direct message")
-            await self._uninterrupted(lambda: apply(self.task, event, context))
+            await self._store_change(lambda: apply(self.task, event, context))
 
     async def add_user_message(self, message: Message) -> None:
         """A follow-up's message joins the history (a snapshot change, no stream event)."""
@@ -277,14 +277,11 @@ class LiveTask:
                 assert self.task is not None
                 return _with_user_message(self.task, message), []
 
-            await self._uninterrupted(change)
-
-    async def _uninterrupted(self, change: Callable[[], tuple[Task, list[StreamResponse]]]) -> None:
-        """Apply and store one change; `_store` keeps memory in step with the store even
-        when the caller is cancelled mid-write (a CancelTask stopping the executor)."""
-        await self._store_change(change)
+            await self._store_change(change)
 
     async def _store_change(self, change: Callable[[], tuple[Task, list[StreamResponse]]]) -> None:
+        """Apply and store one change, catching up from the store on a version conflict
+        (`_store` keeps memory in step even when the caller is cancelled mid-write)."""
         for _ in range(3):
             task, responses = change()
             try:
