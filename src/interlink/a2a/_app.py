@@ -46,6 +46,8 @@ def create_app(
     stream_queue_limit: int = 1024,
     auth: Sequence[Authenticator] = (),
     push_allow: Sequence[str] = (),
+    lease_ttl: float = 10.0,
+    retention: float | None = None,
 ) -> A2AApp:
     """The ASGI app serving `executor`: JSON-RPC at `rpc_path`, SSE, the agent card at
     `/.well-known/agent-card.json`. Serve it with uvicorn, or mount it in Starlette or
@@ -57,7 +59,12 @@ def create_app(
 
     When the card declares push notifications, an outbox worker delivers them;
     webhooks on non-public addresses are refused unless their host is in `push_allow`
-    (`"127.0.0.1"`, `"localhost:8080"`, ...), for local development and tests."""
+    (`"127.0.0.1"`, `"localhost:8080"`, ...), for local development and tests.
+
+    On a store that several replicas share (PostgreSQL): a replica that dies has its
+    running tasks failed (or re-run, when the executor is resumable) by another within
+    about 1.25 x `lease_ttl` seconds; with `retention` (seconds), the event logs of
+    tasks finished longer ago are pruned."""
     if auth and not card.security_schemes:
         card = msgspec.structs.replace(
             card,
@@ -85,6 +92,8 @@ def create_app(
         authorize=authorize,
         stream_queue_limit=stream_queue_limit,
         push=push,
+        lease_ttl=lease_ttl,
+        retention=retention,
     )
     return A2AApp(
         server, rpc_path=rpc_path, max_body=max_body, keepalive=keepalive, authenticators=auth

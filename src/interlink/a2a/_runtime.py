@@ -216,8 +216,11 @@ class LiveTask:
         owner: str,
         row: TaskRow | None = None,
         on_append: Callable[[], None] | None = None,
+        background: set[asyncio.Task[None]] | None = None,
     ) -> None:
         self.store = store
+        #: where background catch-ups are kept (the server cancels them when it stops)
+        self.background = background
         #: called after every append (wakes the push outbox worker)
         self.on_append = on_append
         self.tenant = tenant
@@ -240,6 +243,8 @@ class LiveTask:
         self.pending_push: list[tuple[str, bytes]] = []
         self.lock = asyncio.Lock()
         self._waiters: list[asyncio.Future[None]] = []
+        self._follower: asyncio.Task[None] | None = None
+        self._follow_again = False
 
     @property
     def state(self) -> str:
@@ -269,15 +274,24 @@ class LiveTask:
                 raise InvalidEventSequence("no event may follow a direct message")
             await self._store_change(lambda: apply(self.task, event, context))
 
-    async def add_user_message(self, message: Message) -> None:
-        """A follow-up's message joins the history (a snapshot change, no stream event)."""
+    async def add_user_message(self, message: Message, *, strict: bool = False) -> None:
+        """A follow-up's message joins the history (a snapshot change, no stream event).
+        `strict`: when someone else wrote the task meanwhile (another replica took a
+        follow-up), catch up and raise `VersionConflict` instead of writing."""
         async with self.lock:
 
             def change() -> tuple[Task, list[StreamResponse]]:
                 assert self.task is not None
                 return _with_user_message(self.task, message), []
 
-            await self._store_change(change)
+            if not strict:
+                await self._store_change(change)
+                return
+            try:
+                await self._store(*change())
+            except VersionConflict:
+                await self._catch_up()
+                raise
 
     async def _store_change(self, change: Callable[[], tuple[Task, list[StreamResponse]]]) -> None:
         """Apply and store one change, catching up from the store on a version conflict
@@ -290,13 +304,73 @@ class LiveTask:
             except VersionConflict:
                 # Someone else wrote the task (another replica, or an older copy of it in
                 # this process): catch up from the store and apply the change again.
-                row = await self.store.get(self.tenant, self.task_id)
-                if row is None:
+                if not await self._catch_up():
                     raise
-                self.task = _codec.decode(Task, row.task)
-                self.version, self.last_seq = row.version, row.last_seq
         task, responses = change()
         await self._store(task, responses)
+
+    async def catch_up(self) -> None:
+        """Read what others (other replicas) wrote to this task since our copy: streams
+        get the new events in order, waiters wake; a terminal state ends the streams and
+        stops an executor running here (a cancel or a lease take-over elsewhere)."""
+        async with self.lock:
+            await self._catch_up()
+
+    async def _catch_up(self) -> bool:
+        """`catch_up` under the lock; False when the task is not in the store."""
+        row = await self.store.get(self.tenant, self.task_id)
+        if row is None:
+            return False
+        if row.version == self.version:
+            return True
+        events: list[tuple[int, bytes]] = []
+        after = self.last_seq
+        while after < row.last_seq:
+            rows = await self.store.events(self.tenant, self.task_id, after, limit=1000)
+            if not rows:
+                break  # pruned (only logs of old finished tasks are)
+            events += [(e.seq, e.payload) for e in rows if e.seq <= row.last_seq]
+            after = rows[-1].seq
+        self.task, self.version = _codec.decode(Task, row.task), row.version
+        self.last_seq = max(self.last_seq, row.last_seq)
+        for seq, payload in events:
+            for sub in self.subscriptions:
+                sub.push(seq, payload)
+        if self.state in TERMINAL_STATES:
+            for sub in self.subscriptions:
+                sub.close()
+            runner = self.runner
+            if (
+                self.running
+                and runner is not None
+                and runner is not asyncio.current_task()
+                and not self.cancel_requested
+            ):
+                # ended elsewhere (a cancel, a lease taken over): nothing more to publish
+                self.cancel_requested = True
+                runner.cancel()
+        await self._notify()
+        return True
+
+    def follow(self) -> None:
+        """Catch up soon, in the background; calls while one runs make it run again."""
+        if self._follower is not None and not self._follower.done():
+            self._follow_again = True
+            return
+        self._follower = asyncio.create_task(self._follow(), name=f"a2a-follow-{self.task_id}")
+        if self.background is not None:
+            self.background.add(self._follower)
+            self._follower.add_done_callback(self.background.discard)
+
+    async def _follow(self) -> None:
+        while True:
+            self._follow_again = False
+            try:
+                await self.catch_up()
+            except Exception:
+                logger.exception("could not catch up on task %s", self.task_id)
+            if not self._follow_again:
+                return
 
     async def _store(self, task: Task, responses: list[StreamResponse]) -> None:
         payloads = [_codec.encode(r) for r in responses]

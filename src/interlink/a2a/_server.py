@@ -42,8 +42,15 @@ from interlink.a2a._executor import (
     new_id,
 )
 from interlink.a2a._push import PushDelivery, check_url
+from interlink.a2a._replicas import Replicas, SharedStore
 from interlink.a2a._runtime import INTERRUPTED_STATES, LiveTask, Subscription, micros
-from interlink.a2a._store import TERMINAL_STATES, TaskRow, TaskStore
+from interlink.a2a._store import (
+    ACTIVE_STATES,
+    TERMINAL_STATES,
+    TaskRow,
+    TaskStore,
+    VersionConflict,
+)
 from interlink.a2a._types import (
     AgentCard,
     CancelTaskRequest,
@@ -100,6 +107,9 @@ class A2AServer:
         authorize: Authorize = owner_only,
         stream_queue_limit: int = 1024,
         push: PushDelivery | None = None,
+        lease_ttl: float = 10.0,
+        retention: float | None = None,
+        cancel_wait: float = 5.0,
     ) -> None:
         self.executor = executor
         self.card = card
@@ -114,6 +124,15 @@ class A2AServer:
         self.push = push
         #: the tenants this server answers for (a tenant router sets its names)
         self.tenants: frozenset[str] = frozenset({""})
+        #: on a store that replicas share: how long a replica's lease on a running task
+        #: lasts, how long finished tasks keep their event logs, and how long a cancel
+        #: waits for the replica running the task before writing the cancel itself
+        self.lease_ttl = lease_ttl
+        self.retention = retention
+        self.cancel_wait = cancel_wait
+        #: the hub of the shared store, once started (None: this process is alone)
+        self.replicas: Replicas | None = None
+        self._background: set[asyncio.Task[None]] = set()
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -123,6 +142,13 @@ class A2AServer:
         await _open_shared(self.store)
         if self.push is not None:
             await self.push.start()
+        if isinstance(self.store, SharedStore):
+            # Other replicas may be running the active tasks: only those whose lease
+            # expired are taken over (by the hub's sweeps, the first one right away).
+            self.replicas = await Replicas.join(
+                self.store, self, lease_ttl=self.lease_ttl, retention=self.retention
+            )
+            return
         for row in await self.store.active():
             if row.tenant not in self.tenants:
                 continue  # another tenant's agent (sharing the store) takes care of it
@@ -150,12 +176,76 @@ class A2AServer:
         for runner in runners:
             with contextlib.suppress(BaseException):
                 await runner
+        background = list(self._background)
+        for task in background:
+            task.cancel()
+        if background:
+            await asyncio.wait(background)
         for live in self.live.values():
             for sub in live.subscriptions:
                 sub.close()
+        if self.replicas is not None:
+            await self.replicas.leave(self)
+            self.replicas = None
         if self.push is not None:
             await self.push.stop()
         await _close_shared(self.store)
+
+    # -- other replicas (the hub calls these) ------------------------------------------
+
+    def remote_event(self, tenant: str, task_id: str, seq: int) -> None:
+        """A commit (maybe another replica's) added events up to `seq` to a task."""
+        live = self.live.get((tenant, task_id))
+        if live is not None and seq > live.last_seq:
+            live.follow()
+
+    def catch_up_all(self) -> None:
+        """Wake-ups may have been missed: every task in memory reads the log."""
+        for live in self.live.values():
+            live.follow()
+
+    def remote_cancel(self, tenant: str, task_id: str) -> None:
+        """Another replica was asked to cancel a task: cancel it if it runs here."""
+        live = self.live.get((tenant, task_id))
+        if live is None or not live.running:
+            return
+        task = asyncio.create_task(self._cancel_here(live), name=f"a2a-cancel-{task_id}")
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _cancel_here(self, live: LiveTask) -> None:
+        live.users += 1
+        try:
+            await self._cancel_running(live, Call(principal=live.owner, tenant=live.tenant))
+        except Exception:
+            logger.exception("could not cancel task %s for another replica", live.task_id)
+        finally:
+            live.users -= 1
+            self._evict(live)
+
+    async def take_over(self, row: TaskRow) -> None:
+        """`row` was running on a replica whose lease expired (it died): fail it with
+        the reason, or re-run it when the executor is resumable."""
+        live = self._live(row.tenant, row.task_id, row=row)
+        if live.running:
+            return  # running here after all (this replica's renewal was late)
+        live.users += 1
+        try:
+            await live.catch_up()
+            if live.state not in ACTIVE_STATES:
+                return
+            context = _context_of(live, Call(principal=row.owner, tenant=row.tenant))
+            if self.executor.resumable:
+                live.start(self.executor, context)
+                self._evict_when_idle(live)
+                return
+            with contextlib.suppress(InvalidEventSequence):  # it ended meanwhile
+                await TaskUpdater(context, _Publisher(live, context)).failed(
+                    "the replica running this task stopped (lease expired)"
+                )
+        finally:
+            live.users -= 1
+            self._evict(live)
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -179,6 +269,7 @@ class A2AServer:
                 owner=row.owner if row else owner,
                 row=row,
                 on_append=None if self.push is None else self.push.wake,
+                background=self._background,
             )
             self.live[key] = live
         return live
@@ -248,6 +339,8 @@ class A2AServer:
                     taskId=row.task_id,
                 )
             live = self._live(call.tenant, row.task_id, row=row)
+            if self.replicas is not None and not live.running:
+                await live.catch_up()  # what other replicas did to it since we last looked
             if live.running and live.runner is not None and live.state in INTERRUPTED_STATES:
                 # it asked for input and is returning right now: let it finish first
                 with contextlib.suppress(TimeoutError, asyncio.CancelledError):
@@ -257,7 +350,8 @@ class A2AServer:
                     f"task {row.task_id} is {live.state}; it takes no more messages",
                     taskId=row.task_id,
                 )
-            if live.running or live.users:
+            if live.running or live.users or live.state in ACTIVE_STATES:
+                # (active and not running here: another replica runs it)
                 raise UnsupportedOperation(
                     f"task {row.task_id} is still working; send when it asks for input",
                     taskId=row.task_id,
@@ -287,7 +381,14 @@ class A2AServer:
                 metadata=params.metadata,
             )
             if live.task is not None:
-                await live.add_user_message(message)
+                try:
+                    await live.add_user_message(message, strict=self.replicas is not None)
+                except VersionConflict:
+                    raise UnsupportedOperation(
+                        f"task {task_id} took another message meanwhile; send when it asks"
+                        " for input again",
+                        taskId=task_id,
+                    ) from None
             if inline is not None:
                 stored = self._push_config(call, task_id, inline)
                 if live.task is not None:
@@ -422,20 +523,16 @@ class A2AServer:
         live = self._live(call.tenant, row.task_id, row=row)
         live.users += 1
         try:
-            context = _context_of(live, call, metadata=params.metadata)
-            publisher = _Publisher(live, context)
-            try:
-                if live.running and live.runner is not None:
-                    # the executor may refuse (an RpcError): then the task runs on
-                    await self.executor.cancel(context, publisher)
-                    live.cancel_requested = True
-                    live.runner.cancel()
-                    with contextlib.suppress(BaseException):
-                        await asyncio.wait_for(asyncio.shield(live.runner), 10)
-                if live.state not in TERMINAL_STATES:
-                    await TaskUpdater(context, publisher).cancel()
-            except InvalidEventSequence:
-                pass  # the task reached another terminal state meanwhile
+            if self.replicas is not None and not live.running:
+                await live.catch_up()
+                if live.state in ACTIVE_STATES:  # running on another replica: ask it
+                    await self.replicas.request_cancel(call.tenant, row.task_id)
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(self.cancel_wait):
+                            await live.wait_for(lambda t: t.state in TERMINAL_STATES)
+                    # no answer in time (it is dead, or refused): the cancel is written
+                    # here, and stops its executor when the write reaches it
+            await self._cancel_running(live, call, params.metadata)
             if live.state != "TASK_STATE_CANCELED":
                 raise TaskNotCancelable(f"task {row.task_id} is {live.state}", taskId=row.task_id)
             assert live.task is not None
@@ -443,6 +540,26 @@ class A2AServer:
         finally:
             live.users -= 1
             self._evict(live)
+
+    async def _cancel_running(
+        self, live: LiveTask, call: Call, metadata: dict[str, object] | None = None
+    ) -> None:
+        """Cancel a task `live` holds: its executor's `cancel`, if it runs here, then the
+        CANCELED status unless it ended otherwise."""
+        context = _context_of(live, call, metadata=metadata)
+        publisher = _Publisher(live, context)
+        try:
+            if live.running and live.runner is not None:
+                # the executor may refuse (an RpcError): then the task runs on
+                await self.executor.cancel(context, publisher)
+                live.cancel_requested = True
+                live.runner.cancel()
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(asyncio.shield(live.runner), 10)
+            if live.state not in TERMINAL_STATES:
+                await TaskUpdater(context, publisher).cancel()
+        except InvalidEventSequence:
+            pass  # the task reached another terminal state meanwhile
 
     async def subscribe(
         self, params: SubscribeToTaskRequest, call: Call, last_event_id: int | None = None
@@ -459,6 +576,8 @@ class A2AServer:
             )
         live = self._live(call.tenant, row.task_id, row=row)
         sub = live.subscribe(self.stream_queue_limit, close_on_interrupt=False)
+        if self.replicas is not None and not live.running:
+            live.follow()  # events committed since `row` was read were announced to nobody
         assert live.task is not None
         snapshot = _codec.encode(StreamResponse(task=live.task))
         if last_event_id is None:

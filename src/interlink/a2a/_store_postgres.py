@@ -80,6 +80,13 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     # 2: a lane (task, config) is claimed head first, for delivery in order
     ("CREATE INDEX outbox_lane ON outbox (tenant, task_id, config_ref, seq)",),
+    # 3: leases: the replica running a task (lease_owner) renews lease_until (µs)
+    (
+        f"ALTER TABLE tasks ADD COLUMN lease_owner {_T} DEFAULT '',"
+        " ADD COLUMN lease_until BIGINT NOT NULL DEFAULT 0",
+        "CREATE INDEX tasks_leases ON tasks (lease_until) WHERE state IN"
+        " ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')",
+    ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 
@@ -87,11 +94,17 @@ _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,55}")
 """A plain identifier short enough that `<schema>_events` fits PostgreSQL's 63 bytes."""
 _SEP = "\x1f"
 _TASK_COLUMNS = "tenant, task_id, context_id, owner, state, status_time, version, last_seq, task"
+_NOW = "(extract(epoch FROM clock_timestamp()) * 1000000)::bigint"
+"""The database's clock in µs: leases are compared on one clock whatever the replicas'."""
+_ACTIVE = ", ".join(f"'{state}'" for state in sorted(ACTIVE_STATES))
+"""Literals, so that the planner can use the partial indexes on active tasks."""
 _DB_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError)
 _Conn = asyncpg.Connection | PoolConnectionProxy
 
+# $13, $14: the writer's lease (owner, µs to run): whoever writes a task runs it.
 _CREATE = f"""WITH created AS (
-        INSERT INTO tasks ({_TASK_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+        INSERT INTO tasks ({_TASK_COLUMNS}, lease_owner, lease_until)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $13, {_NOW} + $14)
         RETURNING last_seq
     ), logged AS (
         INSERT INTO events (tenant, task_id, seq, payload)
@@ -100,10 +113,12 @@ _CREATE = f"""WITH created AS (
     )
     SELECT pg_notify($11, coalesce($12::text || c.last_seq, ''))
     FROM created AS c WHERE c.last_seq > 0"""
-# $4: the new events. The CAS, the log, the outbox and the wake-up in one statement.
-_APPEND = """WITH updated AS (
+# $4: the new events; $10, $11: the lease as in _CREATE. The CAS, the log, the outbox
+# and the wake-up in one statement.
+_APPEND = f"""WITH updated AS (
         UPDATE tasks SET task = $1, state = $2, status_time = $3, version = version + 1,
-            last_seq = last_seq + cardinality($4::bytea[])
+            last_seq = last_seq + cardinality($4::bytea[]),
+            lease_owner = $10, lease_until = {_NOW} + $11
         WHERE tenant = $5 AND task_id = $6 AND version = $7
         RETURNING context_id, owner, version, last_seq,
             last_seq - cardinality($4::bytea[]) AS first_seq
@@ -259,6 +274,12 @@ class PostgresTaskStore:
         self.schema = _checked_schema(schema)
         self.channel = f"{schema}_events"
         """The NOTIFY channel of this schema."""
+        self.cancel_channel = f"{schema}_cancel"
+        """The NOTIFY channel of cancel requests between replicas."""
+        self.lease_owner = ""
+        """This replica's name: the owner of the leases its writes take (see `Replicas`)."""
+        self.lease_ttl = 0
+        """How long (µs) a lease taken by a write lasts unless renewed."""
         self._sizes = (min_size, max_size)
         self._pool: asyncpg.Pool | None = None
         self._listeners: set[_Listener] = set()
@@ -309,7 +330,14 @@ class PostgresTaskStore:
     async def create(self, row: TaskRow, events: Sequence[bytes]) -> TaskRow:
         stored = msgspec.structs.replace(row, version=1, last_seq=len(events))
         prefix = _notify_prefix(row.tenant, row.task_id)
-        args = (*msgspec.structs.astuple(stored), list(events), self.channel, prefix)
+        args = (
+            *msgspec.structs.astuple(stored),
+            list(events),
+            self.channel,
+            prefix,
+            self.lease_owner,
+            self.lease_ttl,
+        )
         try:
             await self._run("execute", _CREATE, *args)
         except StoreError as exc:
@@ -331,7 +359,8 @@ class PostgresTaskStore:
     ) -> TaskRow:
         args = (task, state, status_time, list(events), tenant, task_id, expected_version)
         prefix = _notify_prefix(tenant, task_id)
-        updated = await self._run("fetchrow", _APPEND, *args, self.channel, prefix)
+        lease = (self.lease_owner, self.lease_ttl)
+        updated = await self._run("fetchrow", _APPEND, *args, self.channel, prefix, *lease)
         if updated is None:
             found = await self._run(
                 "fetchval", "SELECT version FROM tasks WHERE tenant = $1 AND task_id = $2",
@@ -405,10 +434,43 @@ class PostgresTaskStore:
         )
 
     async def active(self) -> builtins.list[TaskRow]:
-        # Literals, so that the planner can use the partial index `tasks_active`.
-        states = ", ".join(f"'{state}'" for state in sorted(ACTIVE_STATES))
-        sql = f"SELECT {_TASK_COLUMNS} FROM tasks WHERE state IN ({states})"
+        sql = f"SELECT {_TASK_COLUMNS} FROM tasks WHERE state IN ({_ACTIVE})"
         return [_task_row(r) for r in await self._run("fetch", sql)]
+
+    # -- leases (several replicas) --------------------------------------------------
+
+    async def renew_leases(self) -> int:
+        """Extend every lease this replica holds on a running task by `lease_ttl`;
+        returns how many."""
+        sql = (
+            f"UPDATE tasks SET lease_until = {_NOW} + $2"
+            f" WHERE state IN ({_ACTIVE}) AND lease_owner = $1"
+        )
+        status = await self._run("execute", sql, self.lease_owner, self.lease_ttl)
+        return int(str(status).rsplit(" ", 1)[-1])
+
+    async def claim_expired(
+        self, tenants: Sequence[str], limit: int = 100
+    ) -> builtins.list[TaskRow]:
+        """Running tasks of `tenants` whose lease expired (their replica died): each is
+        leased to this replica and returned, to be failed or re-run. Replicas claiming at
+        once never get the same task."""
+        sql = f"""WITH expired AS (
+                SELECT tenant, task_id FROM tasks WHERE state IN ({_ACTIVE})
+                    AND lease_until < {_NOW} AND tenant = ANY($3::text[])
+                ORDER BY lease_until LIMIT $4 FOR UPDATE SKIP LOCKED
+            )
+            UPDATE tasks AS t SET lease_owner = $1, lease_until = {_NOW} + $2
+            FROM expired AS e WHERE (t.tenant, t.task_id) = (e.tenant, e.task_id)
+            RETURNING {", ".join(f"t.{c.strip()}" for c in _TASK_COLUMNS.split(","))}"""
+        args = (self.lease_owner, self.lease_ttl, list(tenants), limit)
+        return [_task_row(r) for r in await self._run("fetch", sql, *args)]
+
+    async def request_cancel(self, tenant: str, task_id: str) -> None:
+        """Ask the replica running the task to cancel it (see `listen`'s `on_cancel`)."""
+        prefix = _notify_prefix(tenant, task_id)
+        if prefix is not None:
+            await self._run("execute", "SELECT pg_notify($1, $2)", self.cancel_channel, prefix)
 
     async def prune(self, older_than: int) -> int:
         """Retention: delete the event logs (and queued deliveries) of the tasks in a
@@ -506,6 +568,7 @@ class PostgresTaskStore:
         callback: Callable[[str, str, int], object],
         *,
         on_reconnect: Callable[[], object] | None = None,
+        on_cancel: Callable[[str, str], object] | None = None,
         ping_interval: float = 30.0,
     ) -> Callable[[], Awaitable[None]]:
         """Call `callback(tenant, task_id, seq)` for each commit, by any process, that
@@ -518,10 +581,11 @@ class PostgresTaskStore:
         then calls `on_reconnect()`: what was committed meanwhile went unannounced, so a
         replica re-reads each task it follows from the log after the last seq it has
         (`events(tenant, task_id, after_seq)`). A payload without ids (too long for
-        NOTIFY) calls `on_reconnect` too. Both callbacks run on the event loop and must
-        not block; what they raise is logged.
+        NOTIFY) calls `on_reconnect` too. `on_cancel(tenant, task_id)` hears
+        `request_cancel` on the same connection. The callbacks run on the event loop and
+        must not block; what they raise is logged.
         """
-        listener = _Listener(self, callback, on_reconnect, ping_interval)
+        listener = _Listener(self, callback, on_reconnect, on_cancel, ping_interval)
         try:
             await listener.connect()
         except _DB_ERRORS as exc:
@@ -539,11 +603,13 @@ class _Listener:
         store: PostgresTaskStore,
         callback: Callable[[str, str, int], object],
         on_reconnect: Callable[[], object] | None,
+        on_cancel: Callable[[str, str], object] | None,
         ping_interval: float,
     ) -> None:
         self._store = store
         self._callback = callback
         self._on_reconnect = on_reconnect
+        self._on_cancel = on_cancel
         self._ping_interval = ping_interval
         self._conn: asyncpg.Connection | None = None
         self._lost = asyncio.Event()
@@ -566,6 +632,8 @@ class _Listener:
         try:
             conn.add_termination_listener(lambda _: lost.set())
             await conn.add_listener(self._store.channel, self._notified)
+            if self._on_cancel is not None:
+                await conn.add_listener(self._store.cancel_channel, self._cancel_notified)
         except BaseException:
             conn.terminate()
             raise
@@ -611,6 +679,12 @@ class _Listener:
             self._call(self._callback, tenant, task_id, int(seq))
         else:
             self._call(self._on_reconnect)
+
+    def _cancel_notified(self, _conn: object, _pid: int, _channel: str, payload: object) -> None:
+        tenant, sep, rest = str(payload).partition(_SEP)
+        task_id, sep2, _ = rest.rpartition(_SEP)
+        if sep and sep2:
+            self._call(self._on_cancel, tenant, task_id)
 
     def _call(self, fn: Callable[..., object] | None, *args: object) -> None:
         if fn is not None:

@@ -40,6 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     a2a = commands.add_parser("a2a", help="Agent2Agent: serve agents over HTTP", description=_A2A)
     a2a_commands = a2a.add_subparsers(dest="a2a_command", metavar="COMMAND", required=True)
     _a2a_serve.add_parser(a2a_commands)
+    _a2a_serve.add_db_parser(a2a_commands)
     _a2a_client.add_parsers(a2a_commands)
     return parser
 
@@ -57,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
         return _acp_client.run(args)
     if args.command == "a2a" and args.a2a_command == "serve":
         return _a2a_serve.run(args)
+    if args.command == "a2a" and args.a2a_command == "db":
+        return _a2a_serve.run_db(args)
     if args.command == "a2a" and args.a2a_command in _a2a_client.COMMANDS:
         return _a2a_client.run(args)
     parser.print_help(sys.stderr)

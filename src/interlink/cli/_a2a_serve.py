@@ -30,8 +30,25 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--store",
         default=None,
         metavar="URL",
-        help="task store: sqlite:///path.db, memory: (default: an SQLite file in the data "
-        "directory, $INTERLINK_DATA_DIR or ~/.local/share/interlink)",
+        help="task store: sqlite:///path.db, memory:, postgresql://user@host/db?schema=name "
+        "(replicas share one; default: an SQLite file in the data directory, "
+        "$INTERLINK_DATA_DIR or ~/.local/share/interlink)",
+    )
+    serve.add_argument(
+        "--lease-ttl",
+        type=_seconds,
+        default=None,
+        metavar="DURATION",
+        help="replicas on PostgreSQL: the running tasks of a replica that died are failed "
+        "by another within about 1.25 x this (default 10s)",
+    )
+    serve.add_argument(
+        "--retention",
+        type=_seconds,
+        default=None,
+        metavar="DURATION",
+        help="replicas on PostgreSQL: prune the event logs of tasks finished longer ago "
+        "than this, e.g. 7d, 12h (default: keep them)",
     )
     serve.add_argument(
         "--push-allow",
@@ -41,6 +58,58 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "(e.g. 127.0.0.1,localhost:8080), for local development and tests",
     )
     serve.add_argument("--log-level", default="info")
+
+
+def _seconds(text: str) -> float:
+    """`90`, `90s`, `15m`, `12h`, `7d`, `250ms` -> seconds (positive)."""
+    units = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+    number, unit = text.strip(), "s"
+    for suffix in ("ms", "s", "m", "h", "d"):
+        if number.endswith(suffix):
+            number, unit = number[: -len(suffix)], suffix
+            break
+    try:
+        value = float(number) * units[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 30s, 15m, 7d)") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    return value
+
+
+def add_db_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    db = commands.add_parser(
+        "db",
+        help="manage a task store's schema",
+        description="Manage the schema of a task store.",
+    )
+    db_commands = db.add_subparsers(dest="db_command", required=True, metavar="COMMAND")
+    upgrade = db_commands.add_parser(
+        "upgrade",
+        help="create or migrate the store's schema",
+        description="Create or migrate the schema of the store (replicas also do this at "
+        "start-up; run it first to migrate before rolling out).",
+    )
+    upgrade.add_argument("--store", required=True, metavar="URL")
+
+
+def run_db(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from interlink.a2a import StoreError, open_store
+
+    async def upgrade() -> None:
+        store = open_store(args.store)
+        await store.open()  # migrates
+        await store.close()
+
+    try:
+        asyncio.run(upgrade())
+    except StoreError as exc:
+        print(f"interlink a2a db upgrade: {exc}", file=sys.stderr)
+        return 1
+    print(f"{args.store}: schema up to date", file=sys.stderr)
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,6 +123,10 @@ def run(args: argparse.Namespace) -> int:
         store_url = args.store or f"sqlite:///{default_store_path()}"
         allow = [host.strip() for host in args.push_allow.split(",") if host.strip()]
         app.use_store(open_store(store_url), push_allow=allow)
+        if args.lease_ttl is not None:
+            app.server.lease_ttl = args.lease_ttl
+        if args.retention is not None:
+            app.server.retention = args.retention
     except (AgentLoadError, StoreError, ValueError) as exc:
         print(f"interlink a2a serve: {exc}", file=sys.stderr)
         return 2
