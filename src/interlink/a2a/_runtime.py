@@ -2,13 +2,18 @@
 
 Theory of operation. A task that has a running executor, or streams attached, is *live*:
 one `LiveTask` holds its snapshot, version and sequence number, its subscriptions and the
-executor's asyncio task. Every event goes through `LiveTask.publish` under the task's
-lock: `apply` checks it against the task's state and yields the new snapshot and the
-`StreamResponse`s to log; the store appends them in one transaction (compare-and-set on
-the version); only then are they pushed to subscriptions and waiters woken. So what a
-client sees was stored first, and every stream of a task sees the same events in the
-same order. A subscription has a bounded queue: one that falls behind is cut off (it
-resumes by `Last-Event-ID`), never slowing the executor or other streams. A task whose
+executor's asyncio task. Every event goes through `LiveTask.publish`: `apply` checks it
+against the task as it will be after the events before it (`head`) and yields the new
+snapshot and the `StreamResponse`s to log; the event is *staged*. One writer per task
+(under the task's lock) appends everything staged in one transaction (compare-and-set on
+the version); only then are the events pushed to subscriptions and waiters woken. So
+what a client sees was stored first, and every stream of a task sees the same events in
+the same order. An artifact update returns once staged (group commit: an agent
+streaming chunks writes them together, at most `STAGE_LIMIT` events or
+`STAGE_BYTES` at a time); any other event returns once it and everything before it is
+stored, so after `working()` or `complete()` the store has the task as published.
+A subscription has a bounded queue: one that falls behind is cut off (it resumes by
+`Last-Event-ID`), never slowing the executor or other streams. A task whose
 executor returned and that has no streams is dropped from memory: idle interrupted tasks
 are only rows in the store.
 """
@@ -21,6 +26,7 @@ import logging
 from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 import msgspec
 
@@ -32,11 +38,18 @@ from interlink.a2a._executor import (
     RequestContext,
     TaskUpdater,
 )
-from interlink.a2a._store import TERMINAL_STATES, TaskRow, TaskStore, VersionConflict
+from interlink.a2a._store import (
+    TERMINAL_STATES,
+    StoreError,
+    TaskRow,
+    TaskStore,
+    VersionConflict,
+)
 from interlink.a2a._types import (
     Message,
     StreamResponse,
     Task,
+    TaskArtifactUpdateEvent,
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
@@ -48,6 +61,16 @@ __all__ = ["INTERRUPTED_STATES", "LiveTask", "Subscription", "apply", "micros", 
 logger = logging.getLogger("interlink.a2a")
 
 INTERRUPTED_STATES = frozenset({"TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"})
+STAGE_LIMIT = 64
+"""Staged artifact updates at most, before `publish` waits for the write."""
+STAGE_BYTES = 1024 * 1024
+"""Staged bytes (encoded events) at most, before `publish` waits for the write."""
+
+
+class _Staged(NamedTuple):
+    event: Event
+    context: RequestContext
+    payloads: list[bytes]
 
 
 def micros(moment: datetime | None) -> int:
@@ -245,6 +268,13 @@ class LiveTask:
         self._waiters: list[asyncio.Future[None]] = []
         self._follower: asyncio.Task[None] | None = None
         self._follow_again = False
+        #: published, not yet stored, in order; `_head` is the task after all of them
+        self._staged: list[_Staged] = []
+        self._staged_bytes = 0
+        self._head: Task | None = self.task
+        self._writer: asyncio.Task[None] | None = None
+        #: what the last write raised: raised to the next `publish` or `flush`
+        self._write_error: Exception | None = None
 
     @property
     def state(self) -> str:
@@ -257,8 +287,14 @@ class LiveTask:
     # -- events ---------------------------------------------------------------------
 
     async def publish(self, event: Event, context: RequestContext) -> None:
-        async with self.lock:
-            if isinstance(event, Message) and self.task is None:
+        """Check and stage `event`; an artifact update returns then (unless too much is
+        staged), any other event once stored. Raises `InvalidEventSequence` for an event
+        that cannot follow, and what a write of earlier events raised."""
+        if self._write_error is not None:
+            error, self._write_error = self._write_error, None
+            raise error
+        if isinstance(event, Message) and self._head is None:
+            async with self.lock:
                 if self.direct_message is not None:
                     raise InvalidEventSequence("only one direct message may be published")
                 if event.task_id == self.task_id:  # no task was created: name none
@@ -270,9 +306,90 @@ class LiveTask:
                     sub.close()
                 await self._notify()
                 return
-            if self.direct_message is not None:
-                raise InvalidEventSequence("no event may follow a direct message")
-            await self._store_change(lambda: apply(self.task, event, context))
+        if self.direct_message is not None:
+            raise InvalidEventSequence("no event may follow a direct message")
+        head, responses = apply(self._head, event, context)
+        staged = _Staged(event, context, [_codec.encode(r) for r in responses])
+        self._head = head
+        self._staged.append(staged)
+        self._staged_bytes += sum(len(p) for p in staged.payloads)
+        if (
+            isinstance(event, TaskArtifactUpdateEvent)
+            and len(self._staged) < STAGE_LIMIT
+            and self._staged_bytes < STAGE_BYTES
+        ):
+            self._write_soon()
+        else:
+            await self.flush()
+
+    def _write_soon(self) -> None:
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write(), name=f"a2a-write-{self.task_id}")
+            if self.background is not None:
+                self.background.add(self._writer)
+                self._writer.add_done_callback(self.background.discard)
+
+    async def flush(self) -> None:
+        """Until every event published so far is stored (or its write failed: raised)."""
+        while self._staged:
+            self._write_soon()
+            assert self._writer is not None
+            await asyncio.shield(self._writer)
+        if self._write_error is not None:
+            error, self._write_error = self._write_error, None
+            raise error
+
+    async def _write(self) -> None:
+        """The task's writer: appends what is staged, in batches, until nothing is."""
+        async with self.lock:
+            while self._staged:
+                count, head = len(self._staged), self._head
+                assert head is not None
+                payloads = [p for staged in self._staged for p in staged.payloads]
+                version = self.version
+                try:
+                    await self._store_payloads(head, payloads)
+                except VersionConflict:
+                    # Someone else wrote the task (a cancel or a take-over on another
+                    # replica): catch up, re-check what is staged on top, write again.
+                    if await self._catch_up():
+                        continue
+                    error: Exception = StoreError(f"task {self.task_id} is not in the store")
+                except asyncio.CancelledError:
+                    if self.version != version:  # it landed all the same
+                        self._unstage(count)
+                    raise
+                except Exception as exc:
+                    error = exc
+                else:
+                    self._unstage(count)
+                    continue
+                logger.error("could not store events of task %s: %s", self.task_id, error)
+                self._write_error = error
+                self._staged.clear()
+                self._staged_bytes = 0
+                self._head = self.task
+                await self._notify()
+                return
+
+    def _unstage(self, count: int) -> None:
+        done, self._staged = self._staged[:count], self._staged[count:]
+        self._staged_bytes -= sum(len(p) for staged in done for p in staged.payloads)
+
+    def _restage(self) -> None:
+        """The stored task changed under what is staged: apply the staged events again
+        on top of it; those that no longer fit (it ended meanwhile) are dropped."""
+        head, kept, size = self.task, [], 0
+        for staged in self._staged:
+            try:
+                head, responses = apply(head, staged.event, staged.context)
+            except InvalidEventSequence as exc:
+                logger.info("task %s: dropped a staged event: %s", self.task_id, exc)
+                continue
+            payloads = [_codec.encode(r) for r in responses]
+            kept.append(_Staged(staged.event, staged.context, payloads))
+            size += sum(len(p) for p in payloads)
+        self._staged, self._staged_bytes, self._head = kept, size, head
 
     async def add_user_message(self, message: Message, *, strict: bool = False) -> None:
         """A follow-up's message joins the history (a snapshot change, no stream event).
@@ -333,6 +450,7 @@ class LiveTask:
             after = rows[-1].seq
         self.task, self.version = _codec.decode(Task, row.task), row.version
         self.last_seq = max(self.last_seq, row.last_seq)
+        self._restage()
         for seq, payload in events:
             for sub in self.subscriptions:
                 sub.push(seq, payload)
@@ -373,7 +491,9 @@ class LiveTask:
                 return
 
     async def _store(self, task: Task, responses: list[StreamResponse]) -> None:
-        payloads = [_codec.encode(r) for r in responses]
+        await self._store_payloads(task, [_codec.encode(r) for r in responses])
+
+    async def _store_payloads(self, task: Task, payloads: list[bytes]) -> None:
         if self.version == 0 and self.pending_push:
             # configs before events, so the first events are queued for delivery too
             row = await self.store.create(task_row(task, tenant=self.tenant, owner=self.owner), [])
@@ -409,6 +529,8 @@ class LiveTask:
         """`task` and its events are in the store as `row`: memory and streams follow."""
         first_seq = self.last_seq + 1
         self.task, self.version, self.last_seq = task, row.version, row.last_seq
+        if not self._staged:
+            self._head = task
         if self.on_append is not None and payloads:
             self.on_append()
         for offset, payload in enumerate(payloads):
@@ -474,6 +596,7 @@ class LiveTask:
                 await self._fail(
                     context, "the server stopped while this task was running", RuntimeError()
                 )
+            await self.flush()  # what it published before is kept
         except Exception:
             logger.exception("could not fail task %s at shutdown", self.task_id)
         finally:
@@ -481,21 +604,27 @@ class LiveTask:
                 sub.close()
             await self._notify()
 
+    @property
+    def _head_state(self) -> str:
+        return "" if self._head is None else str(self._head.status.state)
+
     async def _fail(self, context: RequestContext, reason: str, exc: BaseException) -> None:
-        if self.task is None and self.direct_message is None:
+        if self._head is None and self.direct_message is None:
             self.failure = exc
             await self._notify()
-        elif self.task is not None and self.state not in TERMINAL_STATES:
+        elif self._head is not None and self._head_state not in TERMINAL_STATES:
             updater = TaskUpdater(context, _Sink(self, context))
             await updater.failed(reason)
 
     async def _finish(self, context: RequestContext) -> None:
-        if self.cancel_requested and self.task is not None and self.state not in TERMINAL_STATES:
+        head = self._head
+        if self.cancel_requested and head is not None and self._head_state not in TERMINAL_STATES:
             await TaskUpdater(context, _Sink(self, context)).cancel()
-        if self.task is not None and self.state not in TERMINAL_STATES | INTERRUPTED_STATES:
+        if head is not None and self._head_state not in TERMINAL_STATES | INTERRUPTED_STATES:
             await self._fail(
                 context, "the agent returned without finishing the task", RuntimeError()
             )
+        await self.flush()
         if self.task is None and self.direct_message is None and self.failure is None:
             self.failure = InvalidEventSequence("the agent published nothing")
 

@@ -707,7 +707,10 @@ class _Publisher:
         self._context = context
 
     async def publish(self, event: object) -> None:
+        """Publish and wait until stored (the server's own events, and a cancelling
+        executor's, are followed by reads of the stored state)."""
         await self._live.publish(event, self._context)  # type: ignore[arg-type]
+        await self._live.flush()
 
 
 class TaskStream:
