@@ -1,0 +1,121 @@
+"""Group commit: an agent streaming artifact chunks has them written together, streams
+still see only what was stored, and a failed write reaches the agent."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import msgspec
+import pytest
+
+from interlink.a2a import A2AServer, AgentExecutor, Call, EventSink, RequestContext, TaskUpdater
+from interlink.a2a import types as t
+from interlink.a2a._runtime import STAGE_LIMIT
+from interlink.a2a._store import StoreError, TaskRow
+from interlink.a2a._store_memory import MemoryTaskStore
+from tests.a2a.agents import card
+from tests.a2a.test_races import send
+
+pytestmark = pytest.mark.timeout(30)
+CALL = Call()
+
+
+class CountingStore(MemoryTaskStore):
+    """Counts appends; fails the appends whose numbers are in `fail`."""
+
+    def __init__(self, fail: Sequence[int] = ()) -> None:
+        super().__init__()
+        self.appends: list[int] = []  # events per append
+        self.fail = set(fail)
+
+    async def append(
+        self,
+        tenant: str,
+        task_id: str,
+        *,
+        expected_version: int,
+        task: bytes,
+        state: str,
+        status_time: int,
+        events: Sequence[bytes],
+    ) -> TaskRow:
+        self.appends.append(len(events))
+        if len(self.appends) in self.fail:
+            raise StoreError("disk full")
+        return await super().append(
+            tenant,
+            task_id,
+            expected_version=expected_version,
+            task=task,
+            state=state,
+            status_time=status_time,
+            events=events,
+        )
+
+
+class Chunks(AgentExecutor):
+    """Publishes `n` chunks without pausing, then completes; records what it raised."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.raised: list[BaseException] = []
+        self.stored_after_working: list[str] = []
+
+    async def execute(self, context: RequestContext, events: EventSink) -> None:
+        task = TaskUpdater(context, events)
+        await task.working()
+        try:
+            for i in range(self.n):
+                await task.add_artifact(text=f"{i},", artifact_id="out", append=i > 0)
+        except StoreError as exc:
+            self.raised.append(exc)
+            raise
+        await task.complete()
+
+
+async def test_chunks_are_written_together_and_streamed_in_order() -> None:
+    store = CountingStore()
+    server = A2AServer(Chunks(500), card(), store)
+    await server.startup()
+    try:
+        stream = await server.stream_message(send("go"), CALL)
+        received: list[bytes] = []
+        try:
+            while (batch := await stream.batch(5)) is not None:
+                received += [payload for _, payload in batch]
+        finally:
+            await stream.aclose()
+    finally:
+        await server.shutdown()
+    artifact_events = [p for p in received if b'"artifactUpdate"' in p]
+    assert len(artifact_events) == 500
+    updates = [msgspec.json.decode(p)["artifactUpdate"] for p in artifact_events]
+    assert [u["artifact"]["parts"][0]["text"] for u in updates] == [f"{i}," for i in range(500)]
+    # far fewer writes than events, none bigger than the bound (+ the status after it)
+    assert sum(store.appends) == len(received) - 2  # all but the task and its first status
+    assert len(store.appends) <= 500 // STAGE_LIMIT + 3
+    assert max(store.appends) <= STAGE_LIMIT + 1
+
+
+async def test_a_failed_write_reaches_the_agent_and_fails_the_task() -> None:
+    store = CountingStore(fail=[2])  # 1: WORKING; 2: the first batch of chunks
+    agent = Chunks(200)
+    server = A2AServer(agent, card(), store)
+    await server.startup()
+    try:
+        answer = await asyncio.wait_for(server.send_message(send("go"), CALL), 10)
+    finally:
+        await server.shutdown()
+    task = answer.task
+    assert isinstance(task, t.Task)
+    assert [type(e) for e in agent.raised] == [StoreError]
+    status = task.status
+    assert status.state == t.TaskState.TASK_STATE_FAILED
+    assert status.message is not None
+    assert status.message.parts[0].text == "the agent failed (StoreError)"
+    # what the failed write held never reached the log; what followed did, in order
+    row = await store.get("", task.id)
+    assert row is not None
+    events = await store.events("", task.id)
+    assert [e.seq for e in events] == list(range(1, row.last_seq + 1))
