@@ -268,6 +268,8 @@ class LiveTask:
         self._waiters: list[asyncio.Future[None]] = []
         self._follower: asyncio.Task[None] | None = None
         self._follow_again = False
+        #: the seq the next catch-up must reach (None: whatever the store has)
+        self._follow_to: int | None = 0
         #: published, not yet stored, in order; `_head` is the task after all of them
         self._staged: list[_Staged] = []
         self._staged_bytes = 0
@@ -470,8 +472,13 @@ class LiveTask:
         await self._notify()
         return True
 
-    def follow(self) -> None:
-        """Catch up soon, in the background; calls while one runs make it run again."""
+    def follow(self, seq: int | None = None) -> None:
+        """Catch up soon, in the background (to `seq` at least: nothing to do once this
+        copy has it, e.g. our own write; `None`: whatever the store has); calls while one
+        runs make it run again."""
+        self._follow_to = (
+            None if seq is None or self._follow_to is None else max(seq, self._follow_to)
+        )
         if self._follower is not None and not self._follower.done():
             self._follow_again = True
             return
@@ -484,7 +491,10 @@ class LiveTask:
         while True:
             self._follow_again = False
             try:
-                await self.catch_up()
+                async with self.lock:
+                    upto, self._follow_to = self._follow_to, 0
+                    if upto is None or upto > self.last_seq:
+                        await self._catch_up()
             except Exception:
                 logger.exception("could not catch up on task %s", self.task_id)
             if not self._follow_again:

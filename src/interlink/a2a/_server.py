@@ -197,7 +197,7 @@ class A2AServer:
         """A commit (maybe another replica's) added events up to `seq` to a task."""
         live = self.live.get((tenant, task_id))
         if live is not None and seq > live.last_seq:
-            live.follow()
+            live.follow(seq)
 
     def catch_up_all(self) -> None:
         """Wake-ups may have been missed: every task in memory reads the log."""
