@@ -84,3 +84,38 @@ def test_a2a_serve_explains_a_bad_store_in_one_line() -> None:
     assert done.returncode == 2
     assert "unknown task store 'mysql://x'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--store", "memory:", "--retention", "7d"], "--retention: for a PostgreSQL store"),
+        (["--store", "memory:", "--lease-ttl", "5s"], "--lease-ttl: for a PostgreSQL store"),
+        (["--lease-ttl", "0"], "must be positive: '0'"),
+        (["--retention", "7 days"], "not a duration: '7 days'"),
+    ],
+)
+def test_a2a_serve_refuses_replica_options_it_cannot_honour(
+    options: list[str], message: str
+) -> None:
+    done = run("a2a", "serve", "examples/a2a_agent.py:app", *options)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("90", 90.0),
+        ("90s", 90.0),
+        ("250ms", 0.25),
+        ("15m", 900.0),
+        ("12h", 43200.0),
+        ("7d", 604800.0),
+    ],
+)
+def test_durations(text: str, seconds: float) -> None:
+    from interlink.cli._a2a_serve import _seconds
+
+    assert _seconds(text) == seconds

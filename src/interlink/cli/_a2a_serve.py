@@ -116,13 +116,23 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from interlink.a2a import A2AApp, StoreError, default_store_path, open_store, with_interface
+    from interlink.a2a._replicas import SharedStore
 
     try:
         app = load_object(args.target, A2AApp, "an interlink.a2a app (create_app)")
         assert isinstance(app, A2AApp)
         store_url = args.store or f"sqlite:///{default_store_path()}"
         allow = [host.strip() for host in args.push_allow.split(",") if host.strip()]
-        app.use_store(open_store(store_url), push_allow=allow)
+        store = open_store(store_url)
+        if not isinstance(store, SharedStore):
+            given = [
+                o
+                for o, v in (("--lease-ttl", args.lease_ttl), ("--retention", args.retention))
+                if v
+            ]
+            if given:
+                raise ValueError(f"{' and '.join(given)}: for a PostgreSQL store (replicas) only")
+        app.use_store(store, push_allow=allow)
         if args.lease_ttl is not None:
             app.server.lease_ttl = args.lease_ttl
         if args.retention is not None:
