@@ -334,6 +334,9 @@ class LiveTask:
     async def flush(self) -> None:
         """Until every event published so far is stored (or its write failed: raised)."""
         while self._staged:
+            if (self._writer is None or self._writer.done()) and not self.lock.locked():
+                await self._write()  # nobody is writing: write here (no task)
+                continue
             self._write_soon()
             assert self._writer is not None
             await asyncio.shield(self._writer)
