@@ -75,6 +75,7 @@ _SSE = [
 
 
 _PING = b": keep-alive\n\n"
+_NO_EXTENSIONS: frozenset[str] = frozenset()
 
 
 class A2AApp:
@@ -203,7 +204,7 @@ class A2AApp:
         return None
 
     async def _rpc(self, scope: Scope, receive: Receive, send: Send) -> None:
-        principal = await self._authenticate(scope)
+        principal = await self._authenticate(scope) if self.authenticators else ""
         if principal is None:
             challenge = ", ".join(a.challenge() for a in self.authenticators).encode()
             await _plain(
@@ -213,7 +214,14 @@ class A2AApp:
                 [(b"www-authenticate", challenge)],
             )
             return
-        body = await _read_body(receive, self.max_body)
+        first = await receive()
+        body: bytes | None
+        if first["type"] == "http.request" and not first.get("more_body", False):
+            body = cast(bytes, first.get("body", b""))  # the usual: all in one message
+            if len(body) > self.max_body:
+                body = None
+        else:
+            body = await _read_body(receive, self.max_body, first)
         if body is None:
             error = oversize(self.max_body + 1, self.max_body).response()
             await _plain(send, 200, _error(error))
@@ -261,17 +269,21 @@ class A2AApp:
                 f"{', '.join(SUPPORTED_VERSIONS)}",
                 supported=",".join(SUPPORTED_VERSIONS),
             )
-        requested = {u.strip() for u in headers.get("a2a-extensions", "").split(",") if u.strip()}
-        missing = self._required_extensions - requested
-        if missing:
-            raise ExtensionSupportRequired(
-                f"activate the required extension(s): {', '.join(sorted(missing))}",
-                extensions=",".join(sorted(missing)),
-            )
+        asked = headers.get("a2a-extensions")
+        extensions = _NO_EXTENSIONS
+        if asked is not None or self._required_extensions:
+            requested = {u.strip() for u in (asked or "").split(",") if u.strip()}
+            missing = self._required_extensions - requested
+            if missing:
+                raise ExtensionSupportRequired(
+                    f"activate the required extension(s): {', '.join(sorted(missing))}",
+                    extensions=",".join(sorted(missing)),
+                )
+            extensions = frozenset(requested & self._supported_extensions)
         return Call(
             principal=principal,
             tenant=cast(str, scope.get(TENANT_SCOPE_KEY, "")),
-            extensions=frozenset(requested & self._supported_extensions),
+            extensions=extensions,
             headers=headers,
         )
 
@@ -424,14 +436,12 @@ async def _watch_disconnect(receive: Receive, stream: TaskStream) -> None:
     stream.cut()
 
 
-async def _read_body(receive: Receive, limit: int) -> bytes | None:
-    """The request body, or `None` when it is larger than `limit` (reading stops there)."""
+async def _read_body(receive: Receive, limit: int, message: Message) -> bytes | None:
+    """The request body, from its first `message` on, or `None` when it is larger than
+    `limit` (reading stops there)."""
     chunks: list[bytes] = []
     size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
+    while message["type"] != "http.disconnect":
         chunk = cast(bytes, message.get("body", b""))
         size += len(chunk)
         if size > limit:
@@ -439,6 +449,7 @@ async def _read_body(receive: Receive, limit: int) -> bytes | None:
         chunks.append(chunk)
         if not message.get("more_body", False):
             break
+        message = await receive()
     return b"".join(chunks)
 
 

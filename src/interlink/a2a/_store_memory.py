@@ -111,7 +111,9 @@ class MemoryTaskStore:
         )
         self._tasks[key] = new
         self._events[key].extend(events)
-        configs = self._configs.get(key, {})
+        configs = self._configs.get(key)
+        if not configs:
+            return new
         for seq in range(old.last_seq + 1, new.last_seq + 1):
             for config_id, config in configs.items():
                 serial = self._next_serial()
