@@ -275,6 +275,7 @@ class LiveTask:
         self._staged_bytes = 0
         self._head: Task | None = self.task
         self._writer: asyncio.Task[None] | None = None
+        self._write_planned = False
         #: what the last write raised: raised to the next `publish` or `flush`
         self._write_error: Exception | None = None
 
@@ -320,9 +321,18 @@ class LiveTask:
             and len(self._staged) < STAGE_LIMIT
             and self._staged_bytes < STAGE_BYTES
         ):
-            self._write_soon()
+            if not self._write_planned:
+                # Next time round the loop: by then the agent may have flushed what is
+                # staged itself (its next status update), and no writer task is needed.
+                self._write_planned = True
+                asyncio.get_running_loop().call_soon(self._planned_write)
         else:
             await self.flush()
+
+    def _planned_write(self) -> None:
+        self._write_planned = False
+        if self._staged:
+            self._write_soon()
 
     def _write_soon(self) -> None:
         if self._writer is None or self._writer.done():
