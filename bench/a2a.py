@@ -26,13 +26,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import importlib.metadata
 import os
 import platform
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,92 +37,35 @@ from pathlib import Path
 
 import msgspec
 
+from bench._process import ServerProcess, free_port
 from bench._table import print_table
 from bench.a2a_peers import load
 from bench.a2a_peers.http11 import Poster, open_posters
 from bench.a2a_peers.serve import http_impl
 
-_ROOT = Path(__file__).resolve().parent.parent
 _HOST = "127.0.0.1"
 _HEADERS = {"Content-Type": "application/json", "A2A-Version": "1.0"}
-_START_TIMEOUT = 60.0
-_STOP_TIMEOUT = 15.0
 _SDK_INSTALL = "pip install 'a2a-sdk[http-server,sqlite]==1.3.0'"
 _NAMES = {"interlink": "interlink", "sdk": "a2a-sdk", "floor": "floor"}
 
 
-class Server:
-    """A `bench.a2a_peers.serve` process; stopped (its process group) on exit."""
-
-    def __init__(self, impl: str, store: str, workdir: Path, profile: Path | None) -> None:
-        self.name = f"{_NAMES[impl]}, {store}"
-        with socket.socket() as probe:
-            probe.bind((_HOST, 0))
-            self.port = probe.getsockname()[1]
-        self.log = workdir / f"{impl}-{store}.log"
-        command = [
-            sys.executable,
-            "-m",
-            "bench.a2a_peers.serve",
-            f"--impl={impl}",
-            f"--store={store}",
-            f"--port={self.port}",
-            f"--db-dir={workdir}",
-        ]
-        if profile is not None:
-            command.append(f"--profile={profile}")
-        with self.log.open("wb") as log:
-            self.process = subprocess.Popen(
-                command,
-                cwd=_ROOT,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-
-    def __enter__(self) -> Server:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    async def ready(self) -> None:
-        deadline = time.monotonic() + _START_TIMEOUT
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"{self.name}: exited at start-up: {self.log_tail()}")
-            try:
-                _, writer = await asyncio.open_connection(_HOST, self.port)
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"{self.name}: not listening after start-up") from None
-                await asyncio.sleep(0.1)
-                continue
-            writer.close()
-            await writer.wait_closed()
-            return
-
-    def cpu_seconds(self) -> float:
-        """User + system CPU of the server process (all its threads) so far."""
-        stat = Path(f"/proc/{self.process.pid}/stat").read_text()
-        fields = stat[stat.rindex(")") + 2 :].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(_STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-
-    def log_tail(self, lines: int = 3) -> str:
-        text = self.log.read_text(errors="replace").strip().splitlines()
-        return " | ".join(text[-lines:]) or "(no output)"
+def _server(impl: str, store: str, workdir: Path, profile: Path | None) -> ServerProcess:
+    """A `bench.a2a_peers.serve` process of `impl` on `store`."""
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "bench.a2a_peers.serve",
+        f"--impl={impl}",
+        f"--store={store}",
+        f"--port={port}",
+        f"--db-dir={workdir}",
+    ]
+    if profile is not None:
+        command.append(f"--profile={profile}")
+    name = f"{_NAMES[impl]}, {store}"
+    log = workdir / f"{impl}-{store}.log"
+    return ServerProcess(name, command, port, log, stop_timeout=15.0)
 
 
 @dataclass
@@ -139,7 +78,7 @@ class Bench:
     failures: list[str] = field(default_factory=list)
 
     async def measure(
-        self, server: Server, posters: list[Poster], request: load.Request, concurrency: int
+        self, server: ServerProcess, posters: list[Poster], request: load.Request, concurrency: int
     ) -> load.Run:
         args = self.args
         workers = posters[:concurrency]
@@ -154,7 +93,7 @@ class Bench:
     async def serve(self, impl: str, store: str, workdir: Path) -> None:
         args = self.args
         profile = Path(args.profile) / f"{impl}-{store}.prof" if args.profile else None
-        with Server(impl, store, workdir, profile) as server:
+        with _server(impl, store, workdir, profile) as server:
             posters = open_posters(args.client, _HOST, server.port, _HEADERS, 64)
             try:
                 await server.ready()

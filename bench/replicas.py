@@ -37,14 +37,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import importlib.metadata
 import math
 import os
 import platform
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -58,6 +56,7 @@ from typing import Any
 import asyncpg
 import msgspec
 
+from bench._process import ServerProcess, cpu_seconds, free_port
 from bench._table import print_table
 from bench.a2a_peers.http11 import RawPoster
 from bench.replicas_peers import Tick
@@ -66,8 +65,6 @@ from bench.replicas_peers.sse import SseError, SseStream, open_stream
 _ROOT = Path(__file__).resolve().parent.parent
 _HOST = "127.0.0.1"
 _HEADERS = {"Content-Type": "application/json", "A2A-Version": "1.0"}
-_START_TIMEOUT = 60.0
-_STOP_TIMEOUT = 10.0
 _NAMES = {"interlink": "interlink", "sdk": "a2a-sdk"}
 _SDK_INSTALL = "pip install 'a2a-sdk[http-server,postgresql]==1.3.0'"
 _TERMINAL = {
@@ -82,71 +79,6 @@ _decode = msgspec.json.Decoder().decode
 # ---- the servers ---------------------------------------------------------------------
 
 
-class Replica:
-    """A server process (its own process group, stopped on exit), and its CPU time."""
-
-    def __init__(
-        self, name: str, command: list[str], port: int, log: Path, env: dict[str, str]
-    ) -> None:
-        self.name = name
-        self.port = port
-        self.log = log
-        with log.open("wb") as out:
-            self.process = subprocess.Popen(
-                command,
-                cwd=_ROOT,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                env=env,
-            )
-
-    async def ready(self) -> None:
-        deadline = time.monotonic() + _START_TIMEOUT
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"{self.name}: exited at start-up: {self.log_tail()}")
-            try:
-                _, writer = await asyncio.open_connection(_HOST, self.port)
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"{self.name}: not listening after start-up") from None
-                await asyncio.sleep(0.05)
-                continue
-            writer.close()
-            await writer.wait_closed()
-            return
-
-    def cpu_seconds(self) -> float:
-        return _cpu_seconds(self.process.pid)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(_STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-
-    def log_tail(self, lines: int = 3) -> str:
-        text = self.log.read_text(errors="replace").strip().splitlines()
-        return " | ".join(text[-lines:]) or "(no output)"
-
-
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU of process `pid` (all its threads) so far; 0 once it is gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return 0.0
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 async def _backends_cpu(dsn: str, application: str) -> dict[int, float]:
     """CPU time so far of each PostgreSQL backend whose `application_name` is
     `application` (the server is on this machine: its processes are in /proc)."""
@@ -157,19 +89,12 @@ async def _backends_cpu(dsn: str, application: str) -> dict[int, float]:
         )
     finally:
         await conn.close()
-    return {row["pid"]: _cpu_seconds(row["pid"]) for row in rows}
+    return {row["pid"]: cpu_seconds(row["pid"]) for row in rows}
 
 
 def _cpu_delta(before: dict[int, float], after: dict[int, float]) -> float:
     """CPU used between two samples (a backend that ended in between is not counted)."""
     return sum(cpu - before.get(pid, 0.0) for pid, cpu in after.items())
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind((_HOST, 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def _interlink_has_lease_ttl() -> bool:
@@ -356,7 +281,7 @@ async def _follow(
 
 
 async def measure_task(
-    a: Replica, b: Replica, plan: Tick, patience: float, max_seconds: float
+    a: ServerProcess, b: ServerProcess, plan: Tick, patience: float, max_seconds: float
 ) -> TaskRun:
     """Start `plan` on A, follow it on B; give up after `patience` s without an answer or
     an event, or `max_seconds` in all."""
@@ -430,18 +355,18 @@ async def _run_impl(
     env = {**os.environ, "BENCH_REPLICAS_MAX_SECONDS": str(args.max_server_seconds)}
     results: dict[str, Result] = {}
     notes: list[str] = []
-    replicas: list[Replica] = []
+    replicas: list[ServerProcess] = []
     try:
         if impl == "sdk":  # its tables go in an existing schema; ours makes its own
             await _sql(args.dsn, f'CREATE SCHEMA "{schema}"')
         for label in ("A", "B"):
-            port = _free_port()
-            replica = Replica(
+            port = free_port()
+            replica = ServerProcess(
                 f"{name} replica {label}",
                 _command(impl, port, args.dsn, schema, args),
                 port,
                 workdir / f"{impl}-{label}.log",
-                env,
+                env=env,
             )
             replicas.append(replica)
             await replica.ready()  # one after the other: each creates or migrates tables
