@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.metadata
+
 
 def print_table(header: list[str], rows: list[list[str]]) -> None:
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
@@ -13,3 +15,20 @@ def print_table(header: list[str], rows: list[list[str]]) -> None:
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for row in rows:
         print(line(row))
+
+
+def version(distribution: str) -> str:
+    """The installed version of `distribution`, or "not installed"."""
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def choices(value: str, allowed: tuple[str, ...], what: str) -> list[str]:
+    """The comma-separated `value`'s items, in `allowed`'s order; exits on unknown ones."""
+    chosen = [v for v in value.split(",") if v]
+    unknown = set(chosen) - set(allowed)
+    if unknown:
+        raise SystemExit(f"unknown {what}: {', '.join(sorted(unknown))}")
+    return [v for v in allowed if v in chosen]

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.metadata
 import os
 import platform
 import sys
@@ -38,7 +37,7 @@ from pathlib import Path
 import msgspec
 
 from bench._process import ServerProcess, free_port
-from bench._table import print_table
+from bench._table import choices, print_table, version
 from bench.a2a_peers import load
 from bench.a2a_peers.http11 import Poster, open_posters
 from bench.a2a_peers.serve import http_impl
@@ -285,27 +284,12 @@ def _report_targets(results: dict[tuple[str, str, str], load.Run], stores: list[
 # ---- the run -------------------------------------------------------------------------
 
 
-def _version(distribution: str) -> str:
-    try:
-        return importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def _split(value: str, allowed: tuple[str, ...], what: str) -> list[str]:
-    chosen = [v for v in value.split(",") if v]
-    unknown = set(chosen) - set(allowed)
-    if unknown:
-        raise SystemExit(f"unknown {what}: {', '.join(sorted(unknown))}")
-    return [v for v in allowed if v in chosen]
-
-
 async def _run(args: argparse.Namespace) -> None:
-    impls = _split(args.only, ("interlink", "sdk", "floor"), "implementation(s)")
-    stores = _split(args.stores, ("memory", "sqlite"), "store(s)")
-    args.workloads = _split(args.workloads, ("send", "stream", "get"), "workload(s)")
+    impls = choices(args.only, ("interlink", "sdk", "floor"), "implementation(s)")
+    stores = choices(args.stores, ("memory", "sqlite"), "store(s)")
+    args.workloads = choices(args.workloads, ("send", "stream", "get"), "workload(s)")
     missing = []
-    if "sdk" in impls and _version("a2a-sdk") == "not installed":
+    if "sdk" in impls and version("a2a-sdk") == "not installed":
         impls.remove("sdk")
         missing.append(f"a2a-sdk not installed: {_SDK_INSTALL}")
     bench = Bench(args)
@@ -319,7 +303,7 @@ async def _run(args: argparse.Namespace) -> None:
                 await bench.serve("floor", "memory", Path(tmp))
 
     print(
-        f"A2A servers on uvicorn {_version('uvicorn')} (http={http_impl()}, asyncio loop, "
+        f"A2A servers on uvicorn {version('uvicorn')} (http={http_impl()}, asyncio loop, "
         f"one worker, each server in its own process); load from this process with the "
         f"{'hand-written HTTP/1.1' if args.client == 'raw' else 'httpx'} client, one "
         f"keep-alive connection per request in flight. {args.duration:g} s per measurement "
@@ -327,8 +311,8 @@ async def _run(args: argparse.Namespace) -> None:
         f"each); {args.chunks} artifact chunks per stream.\n"
     )
     print(
-        f"interlink {_version('interlink')}, a2a-sdk {_version('a2a-sdk')} (SQLite via "
-        f"SQLAlchemy {_version('sqlalchemy')} + aiosqlite {_version('aiosqlite')}), "
+        f"interlink {version('interlink')}, a2a-sdk {version('a2a-sdk')} (SQLite via "
+        f"SQLAlchemy {version('sqlalchemy')} + aiosqlite {version('aiosqlite')}), "
         f"Python {platform.python_version()}, {os.cpu_count()} CPUs"
     )
     print(

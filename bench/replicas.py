@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.metadata
 import math
 import os
 import platform
@@ -57,7 +56,7 @@ import asyncpg
 import msgspec
 
 from bench._process import ServerProcess, cpu_seconds, free_port
-from bench._table import print_table
+from bench._table import choices, print_table, version
 from bench.a2a_peers.http11 import RawPoster
 from bench.replicas_peers import Tick
 from bench.replicas_peers.sse import SseError, SseStream, open_stream
@@ -566,29 +565,14 @@ def _report(results: dict[str, dict[str, Result]], args: argparse.Namespace) -> 
 # ---- the run ------------------------------------------------------------------------------
 
 
-def _version(distribution: str) -> str:
-    try:
-        return importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def _split(value: str, allowed: tuple[str, ...], what: str) -> list[str]:
-    chosen = [v for v in value.split(",") if v]
-    unknown = set(chosen) - set(allowed)
-    if unknown:
-        raise SystemExit(f"unknown {what}: {', '.join(sorted(unknown))}")
-    return [v for v in allowed if v in chosen]
-
-
 async def _run(args: argparse.Namespace) -> None:
     # SIGTERM as Ctrl-C: cancelled, the servers are stopped and the schemas dropped
     main_task = asyncio.current_task()
     assert main_task is not None
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, main_task.cancel)
-    impls = _split(args.only, ("interlink", "sdk"), "implementation(s)")
+    impls = choices(args.only, ("interlink", "sdk"), "implementation(s)")
     notes: list[str] = []
-    if "sdk" in impls and _version("a2a-sdk") == "not installed":
+    if "sdk" in impls and version("a2a-sdk") == "not installed":
         impls.remove("sdk")
         notes.append(f"a2a-sdk not installed: {_SDK_INSTALL}")
     if "interlink" in impls and args.lease_ttl and not _interlink_has_lease_ttl():
@@ -615,10 +599,10 @@ async def _run(args: argparse.Namespace) -> None:
     )
     lease = f", --lease-ttl {args.lease_ttl:g}" if args.lease_ttl else ", no --lease-ttl"
     print(
-        f"interlink {_version('interlink')} (asyncpg {_version('asyncpg')}{lease}); "
-        f"a2a-sdk {_version('a2a-sdk')} cluster mode (VersionedDatabaseTaskStore + "
+        f"interlink {version('interlink')} (asyncpg {version('asyncpg')}{lease}); "
+        f"a2a-sdk {version('a2a-sdk')} cluster mode (VersionedDatabaseTaskStore + "
         f"DatabaseTaskEventStream, poll {args.sdk_poll:g} s; SQLAlchemy "
-        f"{_version('sqlalchemy')} + asyncpg), uvicorn {_version('uvicorn')}, Python "
+        f"{version('sqlalchemy')} + asyncpg), uvicorn {version('uvicorn')}, Python "
         f"{platform.python_version()}, {os.cpu_count()} CPUs\n"
     )
     errors = _report(results, args)
@@ -693,7 +677,7 @@ def main(argv: list[str]) -> None:
         "--max-server-seconds", type=float, default=600.0, help="servers exit after this"
     )
     args = parser.parse_args(argv)
-    args.workloads = _split(args.workloads, ("latency", "rate"), "workload(s)")
+    args.workloads = choices(args.workloads, ("latency", "rate"), "workload(s)")
     if "rate" not in args.workloads:
         args.rate_tasks = []
     try:
