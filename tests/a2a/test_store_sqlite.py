@@ -163,3 +163,30 @@ def test_default_store_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert default_store_path() == tmp_path / "home" / ".local" / "share" / "interlink" / "a2a.db"
     assert os.path.isdir(tmp_path / "home" / ".local" / "share" / "interlink")
+
+
+async def test_sqlite_get_reads_on_the_loop_and_falls_back_when_busy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SqliteTaskStore(tmp_path / "a2a.db")
+    await store.open()
+    try:
+        await store.create(row("t1"), [b"e1"])
+        fresh = await store.get("", "t1")
+        assert fresh is not None
+        await touch(store, "", "t1", 2_000)  # committed on the writer's thread ...
+        changed = await store.get("", "t1")  # ... and seen by the loop's reader at once
+        assert changed is not None
+        assert changed.version == fresh.version + 1
+        assert changed.status_time == 2_000
+
+        class Busy:
+            def execute(self, *args: object) -> sqlite3.Cursor:
+                raise sqlite3.OperationalError("database is locked")
+
+        monkeypatch.setattr(store, "_reader", Busy())
+        assert await store.get("", "t1") == changed  # read on the writer's thread instead
+        assert await store.get("", "nope") is None
+    finally:
+        monkeypatch.undo()
+        await store.close()

@@ -2,6 +2,10 @@
 
 One thread owns the connection; every call is a job on that thread (a one-worker
 executor), so the connection is never shared and writes are serialised without locks.
+The exception is `get`, a read of one row by its key: it runs on the event loop's thread
+on a read-only connection of its own (WAL readers never wait for the writer), which
+saves two thread hand-offs on every task look-up; if that read is ever refused (busy),
+it goes to the thread like the rest.
 Each write is one transaction (`BEGIN IMMEDIATE` ... `COMMIT`, or one autocommitted
 statement): when a method returns, its change is committed. The schema is versioned
 with `PRAGMA user_version`; `open()` applies the migrations the file has not seen, so it
@@ -212,6 +216,8 @@ class SqliteTaskStore:
         self._executor: ThreadPoolExecutor | None = None
         self._conn: sqlite3.Connection | None = None
         """Used only on the executor's thread."""
+        self._reader: sqlite3.Connection | None = None
+        """Read-only, used only on the event loop's thread (by `get`)."""
 
     async def open(self) -> None:
         if self._executor is not None:
@@ -219,7 +225,12 @@ class SqliteTaskStore:
         self._executor = ThreadPoolExecutor(1, thread_name_prefix="interlink-sqlite")
         try:
             self._conn = await self._call(self._executor, partial(_connect, str(self.path)))
+            self._reader = sqlite3.connect(self.path, isolation_level=None)
+            self._reader.execute("PRAGMA query_only = ON")
         except BaseException:
+            if self._conn is not None:
+                await self._call(self._executor, self._conn.close)
+                self._conn = None
             self._executor.shutdown(wait=True)
             self._executor = None
             raise
@@ -228,6 +239,9 @@ class SqliteTaskStore:
         executor, self._executor = self._executor, None
         if executor is None:
             return
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.close()
         conn, self._conn = self._conn, None
         if conn is not None:
             await asyncio.get_running_loop().run_in_executor(executor, conn.close)
@@ -323,6 +337,11 @@ class SqliteTaskStore:
             ).fetchone()
             return None if found is None else _task_row(found)
 
+        if self._reader is not None:
+            try:
+                return get(self._reader)
+            except sqlite3.OperationalError:
+                pass  # busy (a checkpoint, a recovery): the writer's thread waits for it
         return await self._run(get)
 
     async def events(
