@@ -434,6 +434,32 @@ _step = st.tuples(
 )
 
 
+# -- retention -------------------------------------------------------------------------------
+
+
+async def test_prune_drops_the_logs_of_old_finished_tasks(store: TaskStore) -> None:
+    await store.create(row("old-done", state=COMPLETED, status_time=100), [b"1", b"2"])
+    await store.create(row("old-done", tenant="t", state=COMPLETED, status_time=50), [b"1"])
+    await store.create(row("old-running", state=WORKING, status_time=100), [b"1"])
+    await store.create(row("new-done", state=COMPLETED, status_time=1_000), [b"1"])
+    await store.create(row("finishing"), [b"1"])
+    await store.put_push_config("", "finishing", "hook", b"H")
+    await store.append(
+        "", "finishing", expected_version=1, task=b"", state=COMPLETED, status_time=200,
+        events=[b"done"],
+    )  # fmt: skip
+    assert await store.prune(older_than=100) == 1  # strictly older only
+    assert await store.prune(older_than=500) == 4
+    assert await store.prune(older_than=500) == 0
+    for tenant, task_id in [("", "old-done"), ("t", "old-done"), ("", "finishing")]:
+        assert await store.events(tenant, task_id) == []
+        kept = await store.get(tenant, task_id)
+        assert isinstance(kept, TaskRow)
+    assert len(await store.events("", "old-running")) == 1
+    assert len(await store.events("", "new-done")) == 1
+    assert await store.claim_deliveries(now=10**15, limit=10, lease=1) == []
+
+
 @pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres"])
 @settings(max_examples=25)
 @given(steps=st.lists(_step, max_size=12), put_config=st.booleans())

@@ -20,10 +20,10 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from interlink.a2a._store import StoreError, TaskRow
+from interlink.a2a._store import StoreError
 from interlink.a2a._store_postgres import SCHEMA_VERSION, PostgresTaskStore, upgrade
 from interlink.a2a._store_url import open_store
-from tests.a2a.test_store import COMPLETED, WORKING, row, touch
+from tests.a2a.test_store import WORKING, row, touch
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -298,37 +298,6 @@ async def test_replicas_claiming_at_once_never_claim_the_same_delivery(
     claims = await asyncio.gather(*(drain(s) for s in two for _ in range(3)))
     every = [i for ids in claims for i in ids]
     assert len(every) == len(set(every)) == 300
-
-
-# -- retention -------------------------------------------------------------------------------
-
-
-async def test_prune_drops_the_logs_of_old_finished_tasks() -> None:
-    store = DisposableStore()
-    await store.open()
-    try:
-        await store.create(row("old-done", state=COMPLETED, status_time=100), [b"1", b"2"])
-        await store.create(row("old-done", tenant="t", state=COMPLETED, status_time=50), [b"1"])
-        await store.create(row("old-running", state=WORKING, status_time=100), [b"1"])
-        await store.create(row("new-done", state=COMPLETED, status_time=1_000), [b"1"])
-        await store.create(row("finishing"), [b"1"])
-        await store.put_push_config("", "finishing", "hook", b"H")
-        await store.append(
-            "", "finishing", expected_version=1, task=b"", state=COMPLETED, status_time=200,
-            events=[b"done"],
-        )  # fmt: skip
-        assert await store.prune(older_than=100) == 1  # strictly older only
-        assert await store.prune(older_than=500) == 4
-        assert await store.prune(older_than=500) == 0
-        for tenant, task_id in [("", "old-done"), ("t", "old-done"), ("", "finishing")]:
-            assert await store.events(tenant, task_id) == []
-            kept = await store.get(tenant, task_id)
-            assert isinstance(kept, TaskRow)
-        assert len(await store.events("", "old-running")) == 1
-        assert len(await store.events("", "new-done")) == 1
-        assert await store.claim_deliveries(now=10**15, limit=10, lease=1) == []
-    finally:
-        await store.close()
 
 
 # -- the skip/fail rule ------------------------------------------------------------------------

@@ -66,8 +66,6 @@ class SharedStore(TaskStore, Protocol):
 
     async def request_cancel(self, tenant: str, task_id: str) -> None: ...
 
-    async def prune(self, older_than: int) -> int: ...
-
 
 class Member(Protocol):
     """What a server (one per tenant set) offers its hub."""

@@ -181,6 +181,13 @@ class TaskStore(Protocol):
         tasks that were running when the process died."""
         ...
 
+    async def prune(self, older_than: int) -> int:
+        """Retention: delete the event logs (and queued deliveries) of the tasks in a
+        terminal state whose status_time is before `older_than` (µs); returns how many
+        events went. The snapshots stay: `get` and `list` still find the tasks, `events`
+        is empty."""
+        ...
+
     # -- push configs -----------------------------------------------------------------
 
     async def put_push_config(

@@ -17,6 +17,7 @@ import msgspec
 
 from interlink.a2a._store import (
     ACTIVE_STATES,
+    TERMINAL_STATES,
     Delivery,
     EventRow,
     StoreError,
@@ -124,6 +125,21 @@ class MemoryTaskStore:
 
     async def get(self, tenant: str, task_id: str) -> TaskRow | None:
         return self._tasks.get((tenant, task_id))
+
+    async def prune(self, older_than: int) -> int:
+        old = {
+            key
+            for key, row in self._tasks.items()
+            if row.state in TERMINAL_STATES and row.status_time < older_than
+        }
+        pruned = 0
+        for key in old:
+            pruned += len(self._events[key])
+            self._events[key] = []  # never appended to again: the task is over
+        for serial, queued in list(self._outbox.items()):
+            if (queued.tenant, queued.task_id) in old:
+                del self._outbox[serial]
+        return pruned
 
     async def events(
         self, tenant: str, task_id: str, after_seq: int = 0, limit: int = 1000

@@ -473,10 +473,6 @@ class PostgresTaskStore:
             await self._run("execute", "SELECT pg_notify($1, $2)", self.cancel_channel, prefix)
 
     async def prune(self, older_than: int) -> int:
-        """Retention: delete the event logs (and queued deliveries) of the tasks in a
-        terminal state whose status_time is before `older_than` (µs); returns how many
-        events went. The snapshots stay: `get` and `list` still find the tasks, `events`
-        is empty. (Not in the `TaskStore` interface yet.)"""
         return int(await self._run("fetchval", _PRUNE, older_than, sorted(TERMINAL_STATES)))
 
     # -- push configs -----------------------------------------------------------------

@@ -11,9 +11,9 @@ statement): when a method returns, its change is committed. The schema is versio
 with `PRAGMA user_version`; `open()` applies the migrations the file has not seen, so it
 is idempotent and safe against another process opening the same file at the same time.
 
-Invariants: `events` rows are only inserted, never updated or deleted; `events.seq` runs
-1..`tasks.last_seq` without gaps; an outbox row refers to an event that exists and to the
-push config (by its row id, which AUTOINCREMENT never reuses) that existed when the row
+Invariants: `events` rows are only inserted, never updated, and deleted only by `prune`
+(the whole log of an old finished task); otherwise `events.seq` runs 1..`tasks.last_seq`
+without gaps; an outbox row refers to an event that exists and to the push config (by its row id, which AUTOINCREMENT never reuses) that existed when the row
 was queued; a row whose config is gone is dropped when claimed.
 """
 
@@ -32,6 +32,7 @@ import msgspec
 
 from interlink.a2a._store import (
     ACTIVE_STATES,
+    TERMINAL_STATES,
     Delivery,
     EventRow,
     StoreError,
@@ -343,6 +344,22 @@ class SqliteTaskStore:
             except sqlite3.OperationalError:
                 pass  # busy (a checkpoint, a recovery): the writer's thread waits for it
         return await self._run(get)
+
+    async def prune(self, older_than: int) -> int:
+        terminal = sorted(TERMINAL_STATES)
+        old = (
+            "SELECT tenant, task_id FROM tasks WHERE status_time < ?"
+            f" AND state IN ({', '.join('?' * len(terminal))})"
+        )
+
+        @_transaction
+        def prune(conn: sqlite3.Connection) -> int:
+            args = (older_than, *terminal)
+            conn.execute(f"DELETE FROM outbox WHERE (tenant, task_id) IN ({old})", args)
+            removed = conn.execute(f"DELETE FROM events WHERE (tenant, task_id) IN ({old})", args)
+            return removed.rowcount
+
+        return await self._run(prune)
 
     async def events(
         self, tenant: str, task_id: str, after_seq: int = 0, limit: int = 1000
