@@ -24,7 +24,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from typing import NamedTuple
 
@@ -71,6 +71,9 @@ class _Staged(NamedTuple):
     event: Event
     context: RequestContext
     payloads: list[bytes]
+    waiter: asyncio.Future[None] | None
+    """The publisher waiting for this event's fate (None: an artifact update returned
+    at once; a failure is then raised to the next `publish`)."""
 
 
 def micros(moment: datetime | None) -> int:
@@ -312,22 +315,34 @@ class LiveTask:
         if self.direct_message is not None:
             raise InvalidEventSequence("no event may follow a direct message")
         head, responses = apply(self._head, event, context)
-        staged = _Staged(event, context, [_codec.encode(r) for r in responses])
-        self._head = head
-        self._staged.append(staged)
-        self._staged_bytes += sum(len(p) for p in staged.payloads)
+        payloads = [_codec.encode(r) for r in responses]
+        size = sum(len(p) for p in payloads)
         if (
             isinstance(event, TaskArtifactUpdateEvent)
-            and len(self._staged) < STAGE_LIMIT
-            and self._staged_bytes < STAGE_BYTES
+            and len(self._staged) + 1 < STAGE_LIMIT
+            and self._staged_bytes + size < STAGE_BYTES
         ):
+            self._stage(head, _Staged(event, context, payloads, None), size)
             if not self._write_planned:
                 # Next time round the loop: by then the agent may have flushed what is
                 # staged itself (its next status update), and no writer task is needed.
                 self._write_planned = True
                 asyncio.get_running_loop().call_soon(self._planned_write)
-        else:
-            await self.flush()
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._stage(head, _Staged(event, context, payloads, waiter), size)
+        try:
+            while not waiter.done():
+                await self._drain()
+        except BaseException:
+            waiter.cancel()  # nobody will look at its fate any more
+            raise
+        waiter.result()  # what became of this very event
+
+    def _stage(self, head: Task, staged: _Staged, size: int) -> None:
+        self._head = head
+        self._staged.append(staged)
+        self._staged_bytes += size
 
     def _planned_write(self) -> None:
         self._write_planned = False
@@ -342,17 +357,23 @@ class LiveTask:
                 self._writer.add_done_callback(self.background.discard)
 
     async def flush(self) -> None:
-        """Until every event published so far is stored (or its write failed: raised)."""
+        """Until every event published so far is stored; raises what became of events
+        whose publishers did not wait (a failed write, a task that ended elsewhere)."""
         while self._staged:
-            if (self._writer is None or self._writer.done()) and not self.lock.locked():
-                await self._write()  # nobody is writing: write here (no task)
-                continue
-            self._write_soon()
-            assert self._writer is not None
-            await asyncio.shield(self._writer)
+            await self._drain()
         if self._write_error is not None:
             error, self._write_error = self._write_error, None
             raise error
+
+    async def _drain(self) -> None:
+        """One step of writing what is staged: here when nobody writes, else with the
+        writer (shielded: a cancelled publisher does not stop the others' write)."""
+        if (self._writer is None or self._writer.done()) and not self.lock.locked():
+            await self._write()  # nobody is writing: write here (no task)
+            return
+        self._write_soon()
+        assert self._writer is not None
+        await asyncio.shield(self._writer)
 
     async def _write(self) -> None:
         """The task's writer: appends what is staged, in batches, until nothing is."""
@@ -362,16 +383,20 @@ class LiveTask:
                 assert head is not None
                 payloads = [p for staged in self._staged for p in staged.payloads]
                 version = self.version
+                error: Exception
                 try:
                     await self._store_payloads(head, payloads)
                 except VersionConflict:
                     # Someone else wrote the task (a cancel or a take-over on another
                     # replica): catch up, re-check what is staged on top, write again.
-                    if await self._catch_up():
-                        continue
-                    error: Exception = StoreError(f"task {self.task_id} is not in the store")
+                    try:
+                        if await self._catch_up():
+                            continue
+                        error = StoreError(f"task {self.task_id} is not in the store")
+                    except Exception as exc:
+                        error = exc
                 except asyncio.CancelledError:
-                    if self.version != version:  # it landed all the same
+                    if self.version != version:  # it landed before the cancel took effect
                         self._unstage(count)
                     raise
                 except Exception as exc:
@@ -380,8 +405,8 @@ class LiveTask:
                     self._unstage(count)
                     continue
                 logger.error("could not store events of task %s: %s", self.task_id, error)
-                self._write_error = error
-                self._staged.clear()
+                self._fail_staged(self._staged, error)
+                self._staged = []
                 self._staged_bytes = 0
                 self._head = self.task
                 await self._notify()
@@ -390,6 +415,20 @@ class LiveTask:
     def _unstage(self, count: int) -> None:
         done, self._staged = self._staged[:count], self._staged[count:]
         self._staged_bytes -= sum(len(p) for staged in done for p in staged.payloads)
+        for staged in done:
+            if staged.waiter is not None and not staged.waiter.done():
+                staged.waiter.set_result(None)
+
+    def _fail_staged(self, failed: list[_Staged], error: Exception) -> None:
+        """These events will never be stored: each waiting publisher gets `error`; when
+        none waits (only artifact updates failed), the next `publish` (or `flush`) gets it."""
+        told = False
+        for staged in failed:
+            if staged.waiter is not None and not staged.waiter.done():
+                staged.waiter.set_exception(error)
+                told = True
+        if not told and failed:
+            self._write_error = self._write_error or error
 
     def _restage(self) -> None:
         """The stored task changed under what is staged: apply the staged events again
@@ -400,9 +439,10 @@ class LiveTask:
                 head, responses = apply(head, staged.event, staged.context)
             except InvalidEventSequence as exc:
                 logger.info("task %s: dropped a staged event: %s", self.task_id, exc)
+                self._fail_staged([staged], exc)
                 continue
             payloads = [_codec.encode(r) for r in responses]
-            kept.append(_Staged(staged.event, staged.context, payloads))
+            kept.append(_Staged(staged.event, staged.context, payloads, staged.waiter))
             size += sum(len(p) for p in payloads)
         self._staged, self._staged_bytes, self._head = kept, size, head
 
@@ -473,12 +513,7 @@ class LiveTask:
             for sub in self.subscriptions:
                 sub.close()
             runner = self.runner
-            if (
-                self.running
-                and runner is not None
-                and runner is not asyncio.current_task()
-                and not self.cancel_requested
-            ):
+            if self.running and runner is not None and not self.cancel_requested:
                 # ended elsewhere (a cancel, a lease taken over): nothing more to publish
                 self.cancel_requested = True
                 runner.cancel()
@@ -501,6 +536,7 @@ class LiveTask:
             self._follower.add_done_callback(self.background.discard)
 
     async def _follow(self) -> None:
+        delay = 0.05
         while True:
             self._follow_again = False
             try:
@@ -509,7 +545,11 @@ class LiveTask:
                     if upto is None or upto > self.last_seq:
                         await self._catch_up()
             except Exception:
-                logger.exception("could not catch up on task %s", self.task_id)
+                logger.exception("could not catch up on task %s; retrying", self.task_id)
+                self._follow_to = None  # whatever the store has, next time
+                self._follow_again = bool(self.subscriptions or self._waiters)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
             if not self._follow_again:
                 return
 
@@ -517,36 +557,52 @@ class LiveTask:
         await self._store_payloads(task, [_codec.encode(r) for r in responses])
 
     async def _store_payloads(self, task: Task, payloads: list[bytes]) -> None:
-        if self.version == 0 and self.pending_push:
-            # configs before events, so the first events are queued for delivery too
-            row = await self.store.create(task_row(task, tenant=self.tenant, owner=self.owner), [])
-            for config_id, config in self.pending_push:
-                await self.store.put_push_config(self.tenant, self.task_id, config_id, config)
-            self.pending_push.clear()
-            self.version = row.version
-        try:
+        async def write() -> TaskRow:
+            if self.version == 0 and self.pending_push:
+                # configs before events, so the first events are queued for delivery too
+                row = task_row(task, tenant=self.tenant, owner=self.owner)
+                self.version = (await self.store.create(row, [])).version
+                for config_id, config in self.pending_push:
+                    await self.store.put_push_config(self.tenant, self.task_id, config_id, config)
+                self.pending_push.clear()
             if self.version == 0:
-                row = await self.store.create(
-                    task_row(task, tenant=self.tenant, owner=self.owner), payloads
-                )
-            else:
-                row = await self.store.append(
-                    self.tenant,
-                    self.task_id,
-                    expected_version=self.version,
-                    task=_codec.encode(task),
-                    state=str(task.status.state),
-                    status_time=micros(task.status.timestamp),
-                    events=payloads,
-                )
-        except asyncio.CancelledError:
-            # Cancelled while the write was under way (a thread may still commit it): find
-            # out, so that memory and the streams follow what the store holds.
-            landed = await self.store.get(self.tenant, self.task_id)
-            if landed is not None and landed.version == self.version + 1:
-                await self._stored(task, landed, payloads)
-            raise
+                row = task_row(task, tenant=self.tenant, owner=self.owner)
+                return await self.store.create(row, payloads)
+            return await self.store.append(
+                self.tenant,
+                self.task_id,
+                expected_version=self.version,
+                task=_codec.encode(task),
+                state=str(task.status.state),
+                status_time=micros(task.status.timestamp),
+                events=payloads,
+            )
+
+        row, cancelled = await self._settled(write())
         await self._stored(task, row, payloads)
+        if cancelled:
+            raise asyncio.CancelledError
+
+    async def _settled(self, write: Coroutine[object, object, TaskRow]) -> tuple[TaskRow, bool]:
+        """Await a store write to its end even when cancelled meanwhile (a thread or the
+        database may commit it all the same, and memory and streams must follow what the
+        store holds): the row, and whether a cancellation came (the caller records the
+        outcome, then stops). A failed write after a cancellation is the cancellation."""
+        if getattr(self.store, "writes_never_suspend", False):
+            return await write, False  # nothing can interrupt it half-way
+        job = asyncio.ensure_future(write)
+        cancelled = False
+        while True:
+            try:
+                return await asyncio.shield(job), cancelled
+            except asyncio.CancelledError:
+                if job.done():
+                    raise  # the write itself was cancelled (the loop is closing)
+                cancelled = True
+            except Exception:
+                if cancelled:
+                    raise asyncio.CancelledError from None
+                raise
 
     async def _stored(self, task: Task, row: TaskRow, payloads: list[bytes]) -> None:
         """`task` and its events are in the store as `row`: memory and streams follow."""

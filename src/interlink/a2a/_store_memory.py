@@ -58,6 +58,9 @@ class _Outbox:
 class MemoryTaskStore:
     """Tasks, event logs, push configs and the outbox in this process's memory."""
 
+    writes_never_suspend = True
+    """Its methods never wait: a cancellation cannot land in the middle of a write."""
+
     def __init__(self) -> None:
         self._tasks: dict[_Key, TaskRow] = {}
         self._events: dict[_Key, list[bytes]] = {}

@@ -13,8 +13,9 @@ is idempotent and safe against another process opening the same file at the same
 
 Invariants: `events` rows are only inserted, never updated, and deleted only by `prune`
 (the whole log of an old finished task); otherwise `events.seq` runs 1..`tasks.last_seq`
-without gaps; an outbox row refers to an event that exists and to the push config (by its row id, which AUTOINCREMENT never reuses) that existed when the row
-was queued; a row whose config is gone is dropped when claimed.
+without gaps; an outbox row refers to an event that exists and to the push config (by
+its row id, which AUTOINCREMENT never reuses) that existed when the row was queued; a row
+whose config is gone is dropped when claimed.
 """
 
 from __future__ import annotations
