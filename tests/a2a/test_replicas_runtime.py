@@ -231,18 +231,27 @@ async def test_cancel_on_another_replica_reaches_the_executor(replicas: Start) -
     assert again["status"]["state"] == "TASK_STATE_CANCELED"  # type: ignore[index]
 
 
-async def test_an_unanswered_cancel_is_written_and_stops_the_executor(
+async def test_an_unanswered_cancel_waits_for_the_lease_of_the_running_replica(
     replicas: Start, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    a, b = await replicas(), await replicas(cancel_wait=0.2)
+    a = await replicas(lease_ttl=0.4)
+    b = await replicas(cancel_wait=0.2, lease_ttl=60)  # B sweeps once, at its start
     task_id = await started(a, "hang")
     monkeypatch.setattr(a.served.app.server, "remote_cancel", lambda tenant, task_id: None)
-    canceled = await b.served.result("CancelTask", {"id": task_id})
-    assert canceled["status"]["state"] == "TASK_STATE_CANCELED"  # type: ignore[index]
-    assert a.agent.cancels == []  # never asked: the write reached it instead
-    await asyncio.wait_for(a.agent.cancelled.wait(), 10)
-    final = await a.served.result("GetTask", {"id": task_id})
-    assert final["status"]["state"] == "TASK_STATE_CANCELED"  # type: ignore[index]
+    # A is alive and holds the lease but does not answer: B may not overrule it
+    refused = await b.served.call("CancelTask", {"id": task_id})
+    assert refused["error"]["code"] == -32002, refused  # type: ignore[index]
+    assert "did not cancel it" in refused["error"]["message"]  # type: ignore[index]
+    assert not a.agent.cancelled.is_set()
+    # A dies (no renewals, deaf): once its lease is over, B writes the cancel itself
+    hub = a.served.app.server.replicas
+    assert hub is not None
+    await hub._stop()
+    async with asyncio.timeout(10):
+        while "error" in (answer := await b.served.call("CancelTask", {"id": task_id})):
+            assert answer["error"]["code"] == -32002, answer  # type: ignore[index]
+    assert answer["result"]["status"]["state"] == "TASK_STATE_CANCELED"  # type: ignore[index]
+    assert a.agent.cancels == []  # never asked
 
 
 async def test_a_dead_replicas_task_is_failed_by_a_survivor(replicas: Start) -> None:

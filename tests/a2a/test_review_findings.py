@@ -391,13 +391,6 @@ class SlowFollowUp(AgentExecutor):
         await task.complete(f"got {context.text}")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cross-replica follow-ups are only refused once the running replica has written"
-    " an ACTIVE state: between add_user_message and the agent's first event the stored task"
-    " is still INPUT_REQUIRED, so another replica accepts a second follow-up and runs a"
-    " second executor on the same task",
-)
 async def test_a_follow_up_running_on_one_replica_is_refused_on_another(
     replicas: Start,
 ) -> None:
@@ -468,12 +461,6 @@ async def dead_replicas_task(url: str, schema: str) -> str:
     return task.id
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="shutdown() lists the runners first and leaves the hub last: a sweep during the"
-    " shutdown takes a task over and starts a runner that is never stopped (and then"
-    " writes to a closed store)",
-)
 async def test_no_runner_is_left_behind_when_a_take_over_lands_during_shutdown(
     replicas: Start,
 ) -> None:
@@ -494,12 +481,6 @@ async def test_no_runner_is_left_behind_when_a_take_over_lands_during_shutdown(
 # -- 6. a take-over of a replica that is alive (its renewals late): two executors ---------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a replica never learns it lost a lease: after B re-runs the task, A's executor"
-    " runs on and its writes are accepted (CAS after catch-up, and they take the lease"
-    " back), so two executors write to one task",
-)
 async def test_a_replica_that_lost_its_lease_stops_its_executor(replicas: Start) -> None:
     agent_a, agent_b = SlowToStop(), SlowToStop()
     a = await replicas(agent_a, lease_ttl=0.4)
@@ -513,14 +494,21 @@ async def test_a_replica_that_lost_its_lease_stops_its_executor(replicas: Start)
     assert hub._loop is not None
     hub._loop.cancel()  # A's renewals stall (a pause, a network blip to the database)
     await asyncio.wait_for(agent_b.started.wait(), 10)  # B took the task over, re-ran it
-    agent_a.go.put_nowait("from A")
+    runner = a.live[("", task_id)].runner
+    assert runner is not None
+    agent_a.go.put_nowait("from A")  # its write is refused: B holds the lease ...
     agent_b.go.put_nowait("from B")
-    await asyncio.sleep(0.5)
-    row = await store_of(b).get("", task_id)
-    assert row is not None
-    history = [m.parts[0].text for m in _codec.decode(t.Task, row.task).history]
+    await asyncio.wait([runner], timeout=10)  # ... and its executor is stopped
+    assert runner.done()
+    async with asyncio.timeout(10):  # B's write lands (it runs the task now)
+        while True:
+            row = await store_of(b).get("", task_id)
+            assert row is not None
+            history = [m.parts[0].text for m in _codec.decode(t.Task, row.task).history]
+            if "from B" in history:
+                break
+            await asyncio.sleep(0.02)
     assert "from A" not in history, history
-    assert agent_a.cancelled.is_set()
 
 
 # -- 7. an executor's refusal to cancel is overridden when the cancel comes via another
@@ -534,12 +522,6 @@ class Refuses(SlowToStop):
         raise TaskNotCancelable("this one cannot stop now", taskId=context.task_id)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the running replica's executor refuses (RpcError, logged by _cancel_here), the"
-    " asking replica hears nothing, waits cancel_wait and writes CANCELED anyway, which"
-    " then stops the executor that refused",
-)
 async def test_a_refused_cancel_is_refused_on_every_replica(replicas: Start) -> None:
     agent_a = Refuses()
     a = await replicas(agent_a)
@@ -574,12 +556,6 @@ class Breaks(SlowToStop):
         raise ValueError("the agent broke")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="when the final FAILED write of a task fails (a database blip), the task stays"
-    " WORKING with no executor, and renew_leases extends this replica's lease on it"
-    " forever: no sweep (here or on another replica) ever takes it over",
-)
 async def test_an_active_task_nobody_runs_is_taken_over(replicas: Start) -> None:
     agent = Breaks()
     a = await replicas(agent, lease_ttl=0.4)

@@ -13,13 +13,18 @@ of tenant servers share the store), with one LISTEN connection:
 - *Cancels.* `CancelTask` on a replica that is not running the task NOTIFYs a cancel
   request; the replica running it cancels it as a local `CancelTask` would (the
   executor's `cancel` is called); the asking replica waits for the terminal state to
-  reach it. If nobody does it in time, it writes the cancel itself, and the running
-  replica's executor is stopped when that write reaches it.
-- *Leases.* A write that leaves a task running leases it to the writer for `lease_ttl`;
-  the hub renews its leases every `lease_ttl / 4`. Every replica also claims, with
-  `FOR UPDATE SKIP LOCKED`, the running tasks whose lease expired (their replica died)
-  and fails them with a reason, or re-runs them when the executor is resumable. A dead
-  replica's tasks are so taken over within about 1.25 x `lease_ttl`.
+  reach it. If it does not in time (it refused, or it died), the asking replica writes
+  the cancel itself only if no replica holds the task's lease any more; else the answer
+  is "not cancelable".
+- *Leases.* Every write leases the task to the writer for `lease_ttl`, and a write to a
+  task leased to another replica is refused (`TaskLeased`): so one replica runs a task,
+  and only one takes a follow-up for it. The hub renews the leases of the tasks running
+  here every `lease_ttl / 4`, and stops an executor whose task another replica took
+  over; an executor that returns waiting for input releases the lease. Every replica
+  also claims, with `FOR UPDATE SKIP LOCKED`, the running tasks whose lease expired
+  (their replica died) and fails them with a reason, or re-runs them when the executor
+  is resumable. A dead replica's tasks are so taken over within about 1.25 x
+  `lease_ttl`.
 - *Retention.* With `retention` set, the event logs of tasks that ended longer ago than
   that are pruned (the snapshots stay).
 """
@@ -60,7 +65,9 @@ class SharedStore(TaskStore, Protocol):
         ping_interval: float = 30.0,
     ) -> Callable[[], Awaitable[None]]: ...
 
-    async def renew_leases(self) -> int: ...
+    async def renew_leases(self, running: Sequence[tuple[str, str]]) -> list[tuple[str, str]]: ...
+
+    async def release_lease(self, tenant: str, task_id: str) -> None: ...
 
     async def claim_expired(self, tenants: Sequence[str], limit: int = 100) -> list[TaskRow]: ...
 
@@ -77,6 +84,10 @@ class Member(Protocol):
     def remote_cancel(self, tenant: str, task_id: str) -> None: ...
 
     def catch_up_all(self) -> None: ...
+
+    def running_tasks(self) -> list[tuple[str, str]]: ...
+
+    def lease_lost(self, tenant: str, task_id: str) -> None: ...
 
     async def take_over(self, row: TaskRow) -> None: ...
 
@@ -164,7 +175,10 @@ class Replicas:
     async def sweep(self) -> int:
         """Renew this replica's leases, take over the tasks of dead replicas; returns how
         many were taken over."""
-        await self.store.renew_leases()
+        running = [key for member in self.members for key in member.running_tasks()]
+        for tenant, task_id in await self.store.renew_leases(running):
+            if member := self._member(tenant):
+                member.lease_lost(tenant, task_id)
         tenants = sorted({t for m in self.members for t in m.tenants})
         taken = 0
         for row in await self.store.claim_expired(tenants):

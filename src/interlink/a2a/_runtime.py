@@ -24,7 +24,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
 from typing import NamedTuple
 
@@ -41,6 +41,7 @@ from interlink.a2a._executor import (
 from interlink.a2a._store import (
     TERMINAL_STATES,
     StoreError,
+    TaskLeased,
     TaskRow,
     TaskStore,
     VersionConflict,
@@ -243,8 +244,11 @@ class LiveTask:
         row: TaskRow | None = None,
         on_append: Callable[[], None] | None = None,
         background: set[asyncio.Task[None]] | None = None,
+        on_interrupted: Callable[[LiveTask], Awaitable[None]] | None = None,
     ) -> None:
         self.store = store
+        #: awaited when the executor returns with the task waiting for input
+        self.on_interrupted = on_interrupted
         #: where background catch-ups are kept (the server cancels them when it stops)
         self.background = background
         #: called after every append (wakes the push outbox worker)
@@ -405,6 +409,11 @@ class LiveTask:
                     self._unstage(count)
                     continue
                 logger.error("could not store events of task %s: %s", self.task_id, error)
+                runner = self.runner
+                if isinstance(error, TaskLeased) and self.running and runner is not None:
+                    # another replica took the task over: stop running it here
+                    self.cancel_requested = True
+                    runner.cancel()
                 self._fail_staged(self._staged, error)
                 self._staged = []
                 self._staged_bytes = 0
@@ -661,6 +670,8 @@ class LiveTask:
         if not self.shutting_down:
             try:
                 await self._finish(context)
+                if self.on_interrupted is not None and self.state in INTERRUPTED_STATES:
+                    await self.on_interrupted(self)
             except Exception:
                 logger.exception("could not finish task %s", self.task_id)
             finally:

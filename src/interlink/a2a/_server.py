@@ -47,6 +47,7 @@ from interlink.a2a._runtime import INTERRUPTED_STATES, LiveTask, Subscription, m
 from interlink.a2a._store import (
     ACTIVE_STATES,
     TERMINAL_STATES,
+    TaskLeased,
     TaskRow,
     TaskStore,
     VersionConflict,
@@ -166,6 +167,9 @@ class A2AServer:
     async def shutdown(self) -> None:
         """Stop running executors (a resumable one is re-run at the next start, any
         other fails with the reason), end every stream, close the store."""
+        if self.replicas is not None:  # first: no take-over may start a runner now
+            await self.replicas.leave(self)
+            self.replicas = None
         runners = []
         for live in self.live.values():
             if live.runner is not None:
@@ -176,17 +180,15 @@ class A2AServer:
         for runner in runners:
             with contextlib.suppress(BaseException):
                 await runner
-        background = list(self._background)
-        for task in background:
-            task.cancel()
-        if background:
+        while self._background:
+            background = list(self._background)
+            for task in background:
+                task.cancel()
             await asyncio.wait(background)
+            self._background.difference_update(background)
         for live in self.live.values():
             for sub in live.subscriptions:
                 sub.close()
-        if self.replicas is not None:
-            await self.replicas.leave(self)
-            self.replicas = None
         if self.push is not None:
             await self.push.stop()
         await _close_shared(self.store)
@@ -203,6 +205,25 @@ class A2AServer:
         """Wake-ups may have been missed: every task in memory reads the log."""
         for live in self.live.values():
             live.follow()
+
+    async def _release(self, live: LiveTask) -> None:
+        """The executor returned with the task waiting for input: its lease goes, so
+        that any replica may take the next message."""
+        if self.replicas is not None:
+            await self.replicas.store.release_lease(live.tenant, live.task_id)
+
+    def running_tasks(self) -> list[tuple[str, str]]:
+        """The tasks whose executors run here (their leases are renewed)."""
+        return [key for key, live in self.live.items() if live.running]
+
+    def lease_lost(self, tenant: str, task_id: str) -> None:
+        """Another replica took the task over (this one was too slow to renew): stop the
+        executor here; what it publishes now would be refused anyway."""
+        live = self.live.get((tenant, task_id))
+        if live is not None and live.running and live.runner is not None:
+            logger.warning("task %s: another replica took it over; stopping it here", task_id)
+            live.cancel_requested = True
+            live.runner.cancel()
 
     def remote_cancel(self, tenant: str, task_id: str) -> None:
         """Another replica was asked to cancel a task: cancel it if it runs here."""
@@ -270,6 +291,7 @@ class A2AServer:
                 row=row,
                 on_append=None if self.push is None else self.push.wake,
                 background=self._background,
+                on_interrupted=None if self.replicas is None else self._release,
             )
             self.live[key] = live
         return live
@@ -383,7 +405,7 @@ class A2AServer:
             if live.task is not None:
                 try:
                     await live.add_user_message(message, strict=self.replicas is not None)
-                except VersionConflict:
+                except (VersionConflict, TaskLeased):
                     raise UnsupportedOperation(
                         f"task {task_id} took another message meanwhile; send when it asks"
                         " for input again",
@@ -530,9 +552,15 @@ class A2AServer:
                     with contextlib.suppress(TimeoutError):
                         async with asyncio.timeout(self.cancel_wait):
                             await live.wait_for(lambda t: t.state in TERMINAL_STATES)
-                    # no answer in time (it is dead, or refused): the cancel is written
-                    # here, and stops its executor when the write reaches it
-            await self._cancel_running(live, call, params.metadata)
+                    # no answer in time: the cancel is written here unless that replica
+                    # still holds the lease (it refused, or is slow): not cancelable
+            try:
+                await self._cancel_running(live, call, params.metadata)
+            except TaskLeased:
+                raise TaskNotCancelable(
+                    f"task {row.task_id} runs on another replica, which did not cancel it",
+                    taskId=row.task_id,
+                ) from None
             if live.state != "TASK_STATE_CANCELED":
                 raise TaskNotCancelable(f"task {row.task_id} is {live.state}", taskId=row.task_id)
             assert live.task is not None

@@ -35,6 +35,7 @@ __all__ = [
     "EventRow",
     "StoreError",
     "TaskExists",
+    "TaskLeased",
     "TaskRow",
     "TaskStore",
     "VersionConflict",
@@ -58,6 +59,16 @@ class VersionConflict(StoreError):
         self.expected = expected
         self.actual = actual
         super().__init__(f"task {task_id}: expected version {expected}, found {actual}")
+
+
+class TaskLeased(StoreError):
+    """`append` to a task that another replica holds the lease of (it runs the task, or
+    took a follow-up for it): this one may not write it now."""
+
+    def __init__(self, task_id: str, owner: str) -> None:
+        self.task_id = task_id
+        self.owner = owner
+        super().__init__(f"task {task_id} is leased to replica {owner}")
 
 
 class TaskExists(StoreError):

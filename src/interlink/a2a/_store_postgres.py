@@ -42,6 +42,7 @@ from interlink.a2a._store import (
     EventRow,
     StoreError,
     TaskExists,
+    TaskLeased,
     TaskRow,
     VersionConflict,
 )
@@ -114,12 +115,14 @@ _CREATE = f"""WITH created AS (
     SELECT pg_notify($11, coalesce($12::text || c.last_seq, ''))
     FROM created AS c WHERE c.last_seq > 0"""
 # $4: the new events; $10, $11: the lease as in _CREATE. The CAS, the log, the outbox
-# and the wake-up in one statement.
+# and the wake-up in one statement. A task leased to another replica (it runs it, or
+# took a follow-up for it) is refused: a replica that lost its lease cannot write.
 _APPEND = f"""WITH updated AS (
         UPDATE tasks SET task = $1, state = $2, status_time = $3, version = version + 1,
             last_seq = last_seq + cardinality($4::bytea[]),
             lease_owner = $10, lease_until = {_NOW} + $11
         WHERE tenant = $5 AND task_id = $6 AND version = $7
+            AND (lease_owner = $10 OR lease_until < {_NOW})
         RETURNING context_id, owner, version, last_seq,
             last_seq - cardinality($4::bytea[]) AS first_seq
     ), logged AS (
@@ -362,11 +365,14 @@ class PostgresTaskStore:
         lease = (self.lease_owner, self.lease_ttl)
         updated = await self._run("fetchrow", _APPEND, *args, self.channel, prefix, *lease)
         if updated is None:
-            found = await self._run(
-                "fetchval", "SELECT version FROM tasks WHERE tenant = $1 AND task_id = $2",
-                tenant, task_id,
-            )  # fmt: skip
-            raise VersionConflict(task_id, expected_version, found)
+            sql = (
+                f"SELECT version, lease_owner, lease_until >= {_NOW} FROM tasks"
+                " WHERE tenant = $1 AND task_id = $2"
+            )
+            found = await self._run("fetchrow", sql, tenant, task_id)
+            if found is not None and found[0] == expected_version and found[2]:
+                raise TaskLeased(task_id, found[1])
+            raise VersionConflict(task_id, expected_version, None if found is None else found[0])
         context_id, owner, version, last_seq, _ = updated
         return TaskRow(
             tenant=tenant,
@@ -439,15 +445,35 @@ class PostgresTaskStore:
 
     # -- leases (several replicas) --------------------------------------------------
 
-    async def renew_leases(self) -> int:
-        """Extend every lease this replica holds on a running task by `lease_ttl`;
-        returns how many."""
+    async def renew_leases(
+        self, running: Sequence[tuple[str, str]]
+    ) -> builtins.list[tuple[str, str]]:
+        """Extend by `lease_ttl` this replica's leases on the tasks it is `running`
+        ((tenant, task id) pairs); returns those whose lease another replica holds now
+        (it took them over: their executors here must stop). A task this replica does
+        not run keeps no lease: if it stays active, a sweep takes it over."""
+        sql = f"""WITH k AS (
+                SELECT * FROM unnest($1::text[], $2::text[]) AS k (tenant, task_id)
+            ), renewed AS (
+                UPDATE tasks AS t SET lease_until = {_NOW} + $4 FROM k
+                WHERE (t.tenant, t.task_id) = (k.tenant, k.task_id) AND t.lease_owner = $3
+            )
+            SELECT t.tenant, t.task_id FROM tasks AS t JOIN k
+                ON (t.tenant, t.task_id) = (k.tenant, k.task_id)
+            WHERE t.state IN ({_ACTIVE}) AND t.lease_owner <> $3"""
+        tenants = [tenant for tenant, _ in running]
+        task_ids = [task_id for _, task_id in running]
+        args = (tenants, task_ids, self.lease_owner, self.lease_ttl)
+        return [(r[0], r[1]) for r in await self._run("fetch", sql, *args)]
+
+    async def release_lease(self, tenant: str, task_id: str) -> None:
+        """This replica stopped running the task (it waits for input): anyone may take
+        the next message for it."""
         sql = (
-            f"UPDATE tasks SET lease_until = {_NOW} + $2"
-            f" WHERE state IN ({_ACTIVE}) AND lease_owner = $1"
+            "UPDATE tasks SET lease_until = 0"
+            " WHERE tenant = $1 AND task_id = $2 AND lease_owner = $3"
         )
-        status = await self._run("execute", sql, self.lease_owner, self.lease_ttl)
-        return int(str(status).rsplit(" ", 1)[-1])
+        await self._run("execute", sql, tenant, task_id, self.lease_owner)
 
     async def claim_expired(
         self, tenants: Sequence[str], limit: int = 100
