@@ -1,5 +1,7 @@
-"""Review findings on replicas (PostgreSQL) and group commit: each test shows one bug
-(expected to fail until fixed: `xfail(strict=True)`)."""
+"""Edge cases of replicas (PostgreSQL) and group commit, found in review, each once a
+bug: a write cancelled mid-way, an event refused because the task ended elsewhere, two
+publishers at once, follow-ups and cancels across replicas, lost leases, a take-over
+during shutdown, a task nobody runs, a failed catch-up."""
 
 from __future__ import annotations
 
