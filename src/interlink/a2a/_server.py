@@ -177,9 +177,10 @@ class A2AServer:
                 runners.append(live.runner)
         for runner in runners:
             runner.cancel()
-        for runner in runners:
-            with contextlib.suppress(BaseException):
-                await runner
+        if runners:
+            await asyncio.wait(runners)
+            for runner in runners:  # retrieved (logged by the runner itself)
+                _ = runner.cancelled() or runner.exception()
         while self._background:
             background = list(self._background)
             for task in background:
@@ -582,8 +583,8 @@ class A2AServer:
                 await self.executor.cancel(context, publisher)
                 live.cancel_requested = True
                 live.runner.cancel()
-                with contextlib.suppress(BaseException):
-                    await asyncio.wait_for(asyncio.shield(live.runner), 10)
+                # (its end, whatever it was; our own cancellation still goes through)
+                await asyncio.wait([live.runner], timeout=10)
             if live.state not in TERMINAL_STATES:
                 await TaskUpdater(context, publisher).cancel()
         except InvalidEventSequence:
