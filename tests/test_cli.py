@@ -89,7 +89,6 @@ def test_a2a_serve_explains_a_bad_store_in_one_line() -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        (["--store", "memory:", "--retention", "7d"], "--retention: for a PostgreSQL store"),
         (["--store", "memory:", "--lease-ttl", "5s"], "--lease-ttl: for a PostgreSQL store"),
         (["--lease-ttl", "0"], "must be positive: '0'"),
         (["--retention", "7 days"], "not a duration: '7 days'"),

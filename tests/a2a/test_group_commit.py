@@ -1,10 +1,11 @@
 """Group commit: an agent streaming artifact chunks has them written together, streams
-still see only what was stored, and a failed write reaches the agent."""
+still see only what was stored, and a failed write reaches the agent. Retention."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -14,6 +15,7 @@ from interlink.a2a import types as t
 from interlink.a2a._runtime import STAGE_LIMIT
 from interlink.a2a._store import StoreError, TaskRow
 from interlink.a2a._store_memory import MemoryTaskStore
+from interlink.a2a._store_sqlite import SqliteTaskStore
 from tests.a2a.agents import card
 from tests.a2a.test_races import send
 
@@ -119,3 +121,21 @@ async def test_a_failed_write_reaches_the_agent_and_fails_the_task() -> None:
     assert row is not None
     events = await store.events("", task.id)
     assert [e.seq for e in events] == list(range(1, row.last_seq + 1))
+
+
+async def test_retention_prunes_finished_tasks_on_a_store_of_one_process(tmp_path: Path) -> None:
+    store = SqliteTaskStore(tmp_path / "a2a.db")
+    server = A2AServer(Chunks(3), card(), store, retention=0.001)
+    await server.startup()
+    try:
+        answer = await asyncio.wait_for(server.send_message(send("go"), CALL), 10)
+        task = answer.task
+        assert isinstance(task, t.Task)
+        assert task.status.state == t.TaskState.TASK_STATE_COMPLETED
+        async with asyncio.timeout(10):  # the next prune, a second later at most
+            while await store.events("", task.id):  # noqa: ASYNC110 - no event says "pruned"
+                await asyncio.sleep(0.05)
+        kept = await server.get_task(t.GetTaskRequest(id=task.id), CALL)
+        assert kept.status.state == t.TaskState.TASK_STATE_COMPLETED  # the task stays
+    finally:
+        await server.shutdown()

@@ -61,10 +61,10 @@ def create_app(
     webhooks on non-public addresses are refused unless their host is in `push_allow`
     (`"127.0.0.1"`, `"localhost:8080"`, ...), for local development and tests.
 
-    On a store that several replicas share (PostgreSQL): a replica that dies has its
-    running tasks failed (or re-run, when the executor is resumable) by another within
-    about 1.25 x `lease_ttl` seconds; with `retention` (seconds), the event logs of
-    tasks finished longer ago are pruned."""
+    With `retention` (seconds), the event logs of tasks finished longer ago are pruned
+    (the tasks stay). On a store that several replicas share (PostgreSQL), a replica
+    that dies has its running tasks failed (or re-run, when the executor is resumable)
+    by another within about 1.25 x `lease_ttl` seconds."""
     if auth and not card.security_schemes:
         card = msgspec.structs.replace(
             card,

@@ -163,6 +163,22 @@ class A2AServer:
                     "the server stopped while this task was running"
                 )
                 self._evict(live)
+        if self.retention is not None:  # (replicas: the hub prunes, once per store)
+            pruner = asyncio.create_task(self._prune_forever(self.retention), name="a2a-prune")
+            self._background.add(pruner)
+            pruner.add_done_callback(self._background.discard)
+
+    async def _prune_forever(self, retention: float) -> None:
+        """Retention: every `retention / 10` (1 s to 1 h), drop the event logs of the
+        tasks that ended more than `retention` seconds ago."""
+        while True:
+            try:
+                pruned = await self.store.prune(micros(None) - int(retention * 1_000_000))
+                if pruned:
+                    logger.info("pruned %d events of finished tasks", pruned)
+            except Exception:
+                logger.exception("could not prune finished tasks; retrying")
+            await asyncio.sleep(min(max(retention / 10, 1.0), 3600.0))
 
     async def shutdown(self) -> None:
         """Stop running executors (a resumable one is re-run at the next start, any

@@ -47,8 +47,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=_seconds,
         default=None,
         metavar="DURATION",
-        help="replicas on PostgreSQL: prune the event logs of tasks finished longer ago "
-        "than this, e.g. 7d, 12h (default: keep them)",
+        help="prune the event logs of tasks finished longer ago than this, e.g. 7d, 12h "
+        "(the tasks stay; default: keep everything)",
     )
     serve.add_argument(
         "--push-allow",
@@ -124,14 +124,8 @@ def run(args: argparse.Namespace) -> int:
         store_url = args.store or f"sqlite:///{default_store_path()}"
         allow = [host.strip() for host in args.push_allow.split(",") if host.strip()]
         store = open_store(store_url)
-        if not isinstance(store, SharedStore):
-            given = [
-                o
-                for o, v in (("--lease-ttl", args.lease_ttl), ("--retention", args.retention))
-                if v
-            ]
-            if given:
-                raise ValueError(f"{' and '.join(given)}: for a PostgreSQL store (replicas) only")
+        if args.lease_ttl is not None and not isinstance(store, SharedStore):
+            raise ValueError("--lease-ttl: for a PostgreSQL store (replicas) only")
         app.use_store(store, push_allow=allow)
         if args.lease_ttl is not None:
             app.server.lease_ttl = args.lease_ttl
