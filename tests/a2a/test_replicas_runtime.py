@@ -85,12 +85,22 @@ Start = Callable[..., Awaitable[Replica]]
 
 
 @pytest.fixture
-async def replicas(
-    serve: Callable[..., Awaitable[Served]],
-) -> AsyncIterator[Start]:
-    """`await start(**server_options)`: one more replica on a shared fresh schema."""
+async def shared_schema() -> AsyncIterator[tuple[str, str]]:
+    """(server URL, a fresh schema name); the schema is dropped after the servers stop."""
     url = await server_url()
     schema = f"t_rr_{secrets.token_hex(6)}"
+    try:
+        yield url, schema
+    finally:
+        await drop_schema(url, schema)
+
+
+@pytest.fixture
+async def replicas(
+    shared_schema: tuple[str, str], serve: Callable[..., Awaitable[Served]]
+) -> Start:
+    """`await start(**server_options)`: one more replica on a shared fresh schema."""
+    url, schema = shared_schema
 
     async def start(
         *, resumable: bool = False, cancel_wait: float = 5.0, **options: object
@@ -101,10 +111,7 @@ async def replicas(
         app.server.cancel_wait = cancel_wait
         return Replica(await serve(app), agent, store)
 
-    try:
-        yield start
-    finally:
-        await drop_schema(url, schema)
+    return start
 
 
 def send(text: str, **ids: str) -> Json:
@@ -281,8 +288,10 @@ async def test_a_resumable_task_is_rerun_by_a_survivor(replicas: Start) -> None:
     hub._loop.cancel()
     await asyncio.wait_for(b.agent.started.wait(), 10)  # re-run on B
     assert b.agent.runs == 1
+    stream = Stream(b.served, task_id)
+    await stream.until(1)  # subscribed while it runs
     b.agent.finish()
-    events = await Stream(b.served, task_id).end()
+    events = await stream.end()
     assert events[-1][1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"  # type: ignore[index]
 
 

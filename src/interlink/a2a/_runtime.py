@@ -605,9 +605,9 @@ class LiveTask:
             try:
                 return await asyncio.shield(job), cancelled
             except asyncio.CancelledError:
-                if job.done():
+                if job.cancelled():
                     raise  # the write itself was cancelled (the loop is closing)
-                cancelled = True
+                cancelled = True  # (it may have just ended: the next round reads it)
             except Exception:
                 if cancelled:
                     raise asyncio.CancelledError from None
@@ -669,11 +669,15 @@ class LiveTask:
                 await self._fail(context, reason, exc)
         if not self.shutting_down:
             try:
-                await self._finish(context)
+                try:
+                    await self._finish(context)
+                except Exception:
+                    logger.exception("could not finish task %s", self.task_id)
                 if self.on_interrupted is not None and self.state in INTERRUPTED_STATES:
-                    await self.on_interrupted(self)
-            except Exception:
-                logger.exception("could not finish task %s", self.task_id)
+                    try:
+                        await self.on_interrupted(self)  # (also when finishing failed)
+                    except Exception:
+                        logger.exception("could not release task %s", self.task_id)
             finally:
                 self._end_streams()
                 await self._notify()

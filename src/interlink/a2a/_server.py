@@ -420,14 +420,7 @@ class A2AServer:
                 metadata=params.metadata,
             )
             if live.task is not None:
-                try:
-                    await live.add_user_message(message, strict=self.replicas is not None)
-                except (VersionConflict, TaskLeased):
-                    raise UnsupportedOperation(
-                        f"task {task_id} took another message meanwhile; send when it asks"
-                        " for input again",
-                        taskId=task_id,
-                    ) from None
+                await self._add_follow_up(live, message)
             if inline is not None:
                 stored = self._push_config(call, task_id, inline)
                 if live.task is not None:
@@ -441,6 +434,36 @@ class A2AServer:
             self._evict(live)
             raise
         return live, context
+
+    async def _add_follow_up(self, live: LiveTask, message: Message) -> None:
+        """The follow-up's message joins the task. Among replicas the write is strict:
+        a task that took another message meanwhile refuses this one; a task whose
+        executor (elsewhere) is still returning from asking holds its lease a moment
+        longer, so this waits for it (2 s at most, as a local follow-up does)."""
+        if self.replicas is None:
+            await live.add_user_message(message)
+            return
+        deadline = asyncio.get_running_loop().time() + 2.0
+        delay = 0.01
+        while True:
+            try:
+                await live.add_user_message(message, strict=True)
+                return
+            except TaskLeased:
+                if asyncio.get_running_loop().time() > deadline:
+                    break
+            except VersionConflict:
+                break
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.2)
+            await live.catch_up()
+            if live.state not in INTERRUPTED_STATES:
+                break
+        raise UnsupportedOperation(
+            f"task {live.task_id} took another message meanwhile; send when it asks for"
+            " input again",
+            taskId=live.task_id,
+        )
 
     def _start(self, live: LiveTask, context: RequestContext) -> None:
         """Start the executor of a task `_begin` holds, and let go of it."""
@@ -561,23 +584,33 @@ class A2AServer:
             raise TaskNotCancelable(f"task {row.task_id} is {row.state}", taskId=row.task_id)
         live = self._live(call.tenant, row.task_id, row=row)
         live.users += 1
+        replicas = self.replicas  # (kept: a shutdown meanwhile forgets the hub)
         try:
-            if self.replicas is not None and not live.running:
+            asked = False
+            if replicas is not None and not live.running:
                 await live.catch_up()
                 if live.state in ACTIVE_STATES:  # running on another replica: ask it
-                    await self.replicas.request_cancel(call.tenant, row.task_id)
-                    with contextlib.suppress(TimeoutError):
-                        async with asyncio.timeout(self.cancel_wait):
-                            await live.wait_for(lambda t: t.state in TERMINAL_STATES)
-                    # no answer in time: the cancel is written here unless that replica
-                    # still holds the lease (it refused, or is slow): not cancelable
+                    await self._ask_to_cancel(replicas, live)
+                    asked = True
+            # If that replica did not answer in time, the cancel is written here unless it
+            # still holds the lease (it refused, or is slow): then it is not cancelable.
+            # The lease also shows a follow-up taken elsewhere that has not said so yet.
             try:
                 await self._cancel_running(live, call, params.metadata)
             except TaskLeased:
-                raise TaskNotCancelable(
-                    f"task {row.task_id} runs on another replica, which did not cancel it",
-                    taskId=row.task_id,
-                ) from None
+                if replicas is None or asked:
+                    raise TaskNotCancelable(
+                        f"task {row.task_id} runs on another replica, which did not cancel it",
+                        taskId=row.task_id,
+                    ) from None
+                await self._ask_to_cancel(replicas, live)
+                try:
+                    await self._cancel_running(live, call, params.metadata)
+                except TaskLeased:
+                    raise TaskNotCancelable(
+                        f"task {row.task_id} runs on another replica, which did not cancel it",
+                        taskId=row.task_id,
+                    ) from None
             if live.state != "TASK_STATE_CANCELED":
                 raise TaskNotCancelable(f"task {row.task_id} is {live.state}", taskId=row.task_id)
             assert live.task is not None
@@ -585,6 +618,14 @@ class A2AServer:
         finally:
             live.users -= 1
             self._evict(live)
+
+    async def _ask_to_cancel(self, replicas: Replicas, live: LiveTask) -> None:
+        """Ask the replica running `live`'s task to cancel it; wait (`cancel_wait` at most)
+        until the end reaches this copy."""
+        await replicas.request_cancel(live.tenant, live.task_id)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.cancel_wait):
+                await live.wait_for(lambda t: t.state in TERMINAL_STATES)
 
     async def _cancel_running(
         self, live: LiveTask, call: Call, metadata: dict[str, object] | None = None
