@@ -13,47 +13,26 @@ import pytest
 from interlink.a2a import A2AServer, AgentExecutor, Call, EventSink, RequestContext, TaskUpdater
 from interlink.a2a import types as t
 from interlink.a2a._runtime import STAGE_LIMIT
-from interlink.a2a._store import StoreError, TaskRow
-from interlink.a2a._store_memory import MemoryTaskStore
+from interlink.a2a._store import StoreError
 from interlink.a2a._store_sqlite import SqliteTaskStore
 from tests.a2a.agents import card
+from tests.a2a.stores import HookedStore
 from tests.a2a.test_races import send
 
 pytestmark = pytest.mark.timeout(30)
 CALL = Call()
 
 
-class CountingStore(MemoryTaskStore):
+class CountingStore(HookedStore):
     """Counts appends; fails the appends whose numbers are in `fail`."""
 
     def __init__(self, fail: Sequence[int] = ()) -> None:
         super().__init__()
-        self.appends: list[int] = []  # events per append
         self.fail = set(fail)
 
-    async def append(
-        self,
-        tenant: str,
-        task_id: str,
-        *,
-        expected_version: int,
-        task: bytes,
-        state: str,
-        status_time: int,
-        events: Sequence[bytes],
-    ) -> TaskRow:
-        self.appends.append(len(events))
-        if len(self.appends) in self.fail:
+    async def before_append(self, number: int) -> None:
+        if number in self.fail:
             raise StoreError("disk full")
-        return await super().append(
-            tenant,
-            task_id,
-            expected_version=expected_version,
-            task=task,
-            state=state,
-            status_time=status_time,
-            events=events,
-        )
 
 
 class Chunks(AgentExecutor):

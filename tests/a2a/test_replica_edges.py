@@ -36,6 +36,7 @@ from interlink.a2a._store_memory import MemoryTaskStore
 from interlink.a2a._store_postgres import PostgresTaskStore
 from interlink.a2a._store_sqlite import SqliteTaskStore
 from tests.a2a.agents import card
+from tests.a2a.stores import HookedStore
 from tests.a2a.test_races import send
 from tests.a2a.test_store_postgres import drop_schema, server_url
 
@@ -217,38 +218,17 @@ async def test_an_executor_whose_write_finds_the_task_canceled_is_stopped() -> N
 #       its unstored event was stored ---------------------------------------------------
 
 
-class YieldingStore(MemoryTaskStore):
+class YieldingStore(HookedStore):
     """Appends yield to the loop (as a real store's do); append number `fail` fails."""
 
     def __init__(self, fail: int) -> None:
         super().__init__()
         self.fail = fail
-        self.appends = 0
 
-    async def append(
-        self,
-        tenant: str,
-        task_id: str,
-        *,
-        expected_version: int,
-        task: bytes,
-        state: str,
-        status_time: int,
-        events: Sequence[bytes],
-    ) -> TaskRow:
+    async def before_append(self, number: int) -> None:
         await asyncio.sleep(0)
-        self.appends += 1
-        if self.appends == self.fail:
+        if number == self.fail:
             raise StoreError("disk full")
-        return await super().append(
-            tenant,
-            task_id,
-            expected_version=expected_version,
-            task=task,
-            state=state,
-            status_time=status_time,
-            events=events,
-        )
 
 
 class TwoAtOnce(AgentExecutor):

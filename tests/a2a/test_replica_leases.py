@@ -5,7 +5,7 @@ input, and the writes the lease rule must still allow."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
@@ -19,7 +19,7 @@ from interlink.a2a import (
 from interlink.a2a import types as t
 from interlink.a2a._runtime import LiveTask
 from interlink.a2a._store import TaskRow
-from interlink.a2a._store_memory import MemoryTaskStore
+from tests.a2a.stores import HookedStore
 from tests.a2a.test_races import send
 from tests.a2a.test_replica_edges import CALL, SlowFollowUp, Start, replicas, until
 
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.timeout(30)
 #       resumed, loses the stored row (memory falls behind the store) -------------------
 
 
-class CancelsOnAppend(MemoryTaskStore):
+class CancelsOnAppend(HookedStore):
     """A store whose writes suspend (as SQLite's and PostgreSQL's do); the next append
     calls `on_append` right as it completes (a cancel arriving in that very tick)."""
 
@@ -42,30 +42,10 @@ class CancelsOnAppend(MemoryTaskStore):
         super().__init__()
         self.on_append: Callable[[], object] | None = None
 
-    async def append(
-        self,
-        tenant: str,
-        task_id: str,
-        *,
-        expected_version: int,
-        task: bytes,
-        state: str,
-        status_time: int,
-        events: Sequence[bytes],
-    ) -> TaskRow:
-        row = await super().append(
-            tenant,
-            task_id,
-            expected_version=expected_version,
-            task=task,
-            state=state,
-            status_time=status_time,
-            events=events,
-        )
+    def after_append(self, row: TaskRow) -> None:
         hook, self.on_append = self.on_append, None
         if hook is not None:
             hook()
-        return row
 
 
 def _context(task_id: str) -> RequestContext:

@@ -1,0 +1,50 @@
+"""Task stores for tests: a memory store whose appends can be counted, delayed, failed
+or followed by a hook."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from interlink.a2a._store import TaskRow
+from interlink.a2a._store_memory import MemoryTaskStore
+
+
+class HookedStore(MemoryTaskStore):
+    """`append` records its size, awaits `before_append(n)` (the n-th append, from 1:
+    it may wait or raise), then appends, then calls `after_append(row)`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.appends: list[int] = []
+        """Events per append, in order."""
+
+    async def before_append(self, number: int) -> None:
+        return None
+
+    def after_append(self, row: TaskRow) -> None:
+        return None
+
+    async def append(
+        self,
+        tenant: str,
+        task_id: str,
+        *,
+        expected_version: int,
+        task: bytes,
+        state: str,
+        status_time: int,
+        events: Sequence[bytes],
+    ) -> TaskRow:
+        self.appends.append(len(events))
+        await self.before_append(len(self.appends))
+        row = await super().append(
+            tenant,
+            task_id,
+            expected_version=expected_version,
+            task=task,
+            state=state,
+            status_time=status_time,
+            events=events,
+        )
+        self.after_append(row)
+        return row
