@@ -35,8 +35,9 @@ from interlink.a2a._errors import (
 )
 from interlink.a2a._methods import METHODS
 from interlink.a2a._push import PushDelivery
-from interlink.a2a._server import A2AServer, Call, TaskStream
+from interlink.a2a._server import A2AServer, Call
 from interlink.a2a._store import TaskStore
+from interlink.a2a._stream import TaskStream
 from interlink.a2a._types import AgentCard, Empty
 from interlink.jsonrpc import (
     ErrorObject,

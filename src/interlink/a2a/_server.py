@@ -52,6 +52,7 @@ from interlink.a2a._store import (
     TaskStore,
     VersionConflict,
 )
+from interlink.a2a._stream import TaskStream
 from interlink.a2a._types import (
     AgentCard,
     CancelTaskRequest,
@@ -515,7 +516,7 @@ class A2AServer:
         first: tuple[int | None, bytes] | None,
         backlog: list[tuple[int, bytes]],
     ) -> TaskStream:
-        return TaskStream(self, live, sub, first, backlog)
+        return TaskStream(self._evict, live, sub, first, backlog)
 
     # -- tasks ----------------------------------------------------------------------------
 
@@ -797,66 +798,6 @@ class _Publisher:
         executor's, are followed by reads of the stored state)."""
         await self._live.publish(event, self._context)  # type: ignore[arg-type]
         await self._live.flush()
-
-
-class TaskStream:
-    """The events of one stream, taken in batches: `first` (the task snapshot), the
-    stored `backlog` (a resumed subscription), then what the subscription receives.
-
-    `batch(wait)` returns every event that is ready, so a transport writes them at once;
-    `[]` when `wait` seconds passed without one (time for a keep-alive), `None` when the
-    stream is over. A subscription that fell behind its bounded queue just ends: the
-    client resumes with `Last-Event-ID`. `aclose()` detaches it (always call it).
-    """
-
-    def __init__(
-        self,
-        server: A2AServer,
-        live: LiveTask,
-        sub: Subscription,
-        first: tuple[int | None, bytes] | None,
-        backlog: list[tuple[int, bytes]],
-    ) -> None:
-        self._server = server
-        self._live = live
-        self._sub = sub
-        self._pending: list[tuple[int | None, bytes]] = [] if first is None else [first]
-        self._pending += backlog
-        self._last = backlog[-1][0] if backlog else (first[0] if first and first[0] else 0)
-
-    async def batch(self, wait: float | None = None) -> list[tuple[int | None, bytes]] | None:
-        sub = self._sub
-        while True:
-            ready, self._pending = self._pending, []
-            while sub.items:
-                seq, payload = sub.next_ready()
-                if seq and seq <= self._last:
-                    continue  # already sent from the stored log
-                ready.append((seq or None, payload))
-            if ready:
-                return ready
-            if sub.closed:
-                live = self._live
-                if live.failure is not None and live.task is None:
-                    raise InvalidAgentResponse(f"the agent did not answer: {live.failure}")
-                return None
-            sub.ready.clear()
-            if wait is None:
-                await sub.ready.wait()
-                continue
-            try:
-                async with asyncio.timeout(wait):
-                    await sub.ready.wait()
-            except TimeoutError:
-                return []
-
-    def cut(self) -> None:
-        """The client went away: end the stream."""
-        self._sub.close()
-
-    async def aclose(self) -> None:
-        self._live.unsubscribe(self._sub)
-        self._server._evict(self._live)
 
 
 _store_users: dict[int, int] = {}

@@ -1,0 +1,71 @@
+"""`TaskStream`: what one SSE stream of a task sends, taken in batches."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from interlink.a2a._errors import InvalidAgentResponse
+from interlink.a2a._runtime import LiveTask, Subscription
+
+__all__ = ["TaskStream"]
+
+
+class TaskStream:
+    """The events of one stream, taken in batches: `first` (the task snapshot), the
+    stored `backlog` (a resumed subscription), then what the subscription receives.
+
+    `batch(wait)` returns every event that is ready, so a transport writes them at once;
+    `[]` when `wait` seconds passed without one (time for a keep-alive), `None` when the
+    stream is over. A subscription that fell behind its bounded queue just ends: the
+    client resumes with `Last-Event-ID`. `aclose()` detaches it (always call it).
+    """
+
+    def __init__(
+        self,
+        on_close: Callable[[LiveTask], None],
+        live: LiveTask,
+        sub: Subscription,
+        first: tuple[int | None, bytes] | None,
+        backlog: list[tuple[int, bytes]],
+    ) -> None:
+        self._on_close = on_close
+        self._live = live
+        self._sub = sub
+        self._pending: list[tuple[int | None, bytes]] = [] if first is None else [first]
+        self._pending += backlog
+        self._last = backlog[-1][0] if backlog else (first[0] if first and first[0] else 0)
+
+    async def batch(self, wait: float | None = None) -> list[tuple[int | None, bytes]] | None:
+        sub = self._sub
+        while True:
+            ready, self._pending = self._pending, []
+            while sub.items:
+                seq, payload = sub.next_ready()
+                if seq and seq <= self._last:
+                    continue  # already sent from the stored log
+                ready.append((seq or None, payload))
+            if ready:
+                return ready
+            if sub.closed:
+                live = self._live
+                if live.failure is not None and live.task is None:
+                    raise InvalidAgentResponse(f"the agent did not answer: {live.failure}")
+                return None
+            sub.ready.clear()
+            if wait is None:
+                await sub.ready.wait()
+                continue
+            try:
+                async with asyncio.timeout(wait):
+                    await sub.ready.wait()
+            except TimeoutError:
+                return []
+
+    def cut(self) -> None:
+        """The client went away: end the stream."""
+        self._sub.close()
+
+    async def aclose(self) -> None:
+        self._live.unsubscribe(self._sub)
+        self._on_close(self._live)
