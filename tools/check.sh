@@ -8,6 +8,12 @@ cd "$(dirname "$0")/.."
 step() { printf '\n== %s\n' "$*"; }
 
 step "generated code is up to date"
+spec="${INTERLINK_SPEC_DIR:-$(cd .. && pwd)/shared/spec}"
+if [ ! -d "$spec" ]; then
+  echo "no spec at $spec: the generators read shared/spec beside the repository" \
+    "(or set INTERLINK_SPEC_DIR)" >&2
+  exit 1
+fi
 python tools/gen_acp.py --check
 python tools/gen_a2a.py --check
 
