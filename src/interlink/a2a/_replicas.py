@@ -169,9 +169,6 @@ class Replicas:
         for member in self.members:
             member.catch_up_all()
 
-    async def request_cancel(self, tenant: str, task_id: str) -> None:
-        await self.store.request_cancel(tenant, task_id)
-
     async def sweep(self) -> int:
         """Renew this replica's leases, take over the tasks of dead replicas; returns how
         many were taken over."""

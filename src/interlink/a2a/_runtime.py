@@ -57,7 +57,15 @@ from interlink.a2a._types import (
 )
 from interlink.jsonrpc import RpcError
 
-__all__ = ["INTERRUPTED_STATES", "LiveTask", "Subscription", "apply", "micros", "task_row"]
+__all__ = [
+    "INTERRUPTED_STATES",
+    "LiveTask",
+    "Sink",
+    "Subscription",
+    "apply",
+    "micros",
+    "task_row",
+]
 
 logger = logging.getLogger("interlink.a2a")
 
@@ -457,38 +465,18 @@ class LiveTask:
 
     async def add_user_message(self, message: Message, *, strict: bool = False) -> None:
         """A follow-up's message joins the history (a snapshot change, no stream event).
-        `strict`: when someone else wrote the task meanwhile (another replica took a
-        follow-up), catch up and raise `VersionConflict` instead of writing."""
+        When someone else wrote the task meanwhile (another replica, or an older copy of
+        it here), catch up and add it again; `strict` (another replica may have taken a
+        follow-up): catch up and raise `VersionConflict` instead."""
         async with self.lock:
-
-            def change() -> tuple[Task, list[StreamResponse]]:
+            for attempt in range(4):
                 assert self.task is not None
-                return _with_user_message(self.task, message), []
-
-            if not strict:
-                await self._store_change(change)
-                return
-            try:
-                await self._store(*change())
-            except VersionConflict:
-                await self._catch_up()
-                raise
-
-    async def _store_change(self, change: Callable[[], tuple[Task, list[StreamResponse]]]) -> None:
-        """Apply and store one change, catching up from the store on a version conflict
-        (`_store` keeps memory in step even when the caller is cancelled mid-write)."""
-        for _ in range(3):
-            task, responses = change()
-            try:
-                await self._store(task, responses)
-                return
-            except VersionConflict:
-                # Someone else wrote the task (another replica, or an older copy of it in
-                # this process): catch up from the store and apply the change again.
-                if not await self._catch_up():
-                    raise
-        task, responses = change()
-        await self._store(task, responses)
+                try:
+                    await self._store_payloads(_with_user_message(self.task, message), [])
+                    return
+                except VersionConflict:
+                    if not await self._catch_up() or strict or attempt == 3:
+                        raise
 
     async def catch_up(self) -> None:
         """Read what others (other replicas) wrote to this task since our copy: streams
@@ -561,9 +549,6 @@ class LiveTask:
                 delay = min(delay * 2, 2.0)
             if not self._follow_again:
                 return
-
-    async def _store(self, task: Task, responses: list[StreamResponse]) -> None:
-        await self._store_payloads(task, [_codec.encode(r) for r in responses])
 
     async def _store_payloads(self, task: Task, payloads: list[bytes]) -> None:
         async def write() -> TaskRow:
@@ -650,7 +635,7 @@ class LiveTask:
         )
 
     async def _run(self, executor: AgentExecutor, context: RequestContext) -> None:
-        sink = _Sink(self, context)
+        sink = Sink(self, context)
         try:
             await executor.execute(context, sink)
         except asyncio.CancelledError:
@@ -707,13 +692,13 @@ class LiveTask:
             self.failure = exc
             await self._notify()
         elif self._head is not None and self._head_state not in TERMINAL_STATES:
-            updater = TaskUpdater(context, _Sink(self, context))
+            updater = TaskUpdater(context, Sink(self, context))
             await updater.failed(reason)
 
     async def _finish(self, context: RequestContext) -> None:
         head = self._head
         if self.cancel_requested and head is not None and self._head_state not in TERMINAL_STATES:
-            await TaskUpdater(context, _Sink(self, context)).cancel()
+            await TaskUpdater(context, Sink(self, context)).cancel()
         if head is not None and self._head_state not in TERMINAL_STATES | INTERRUPTED_STATES:
             await self._fail(
                 context, "the agent returned without finishing the task", RuntimeError()
@@ -737,12 +722,17 @@ class LiveTask:
         self.subscriptions.discard(sub)
 
 
-class _Sink:
-    """The `events` an executor publishes to."""
+class Sink:
+    """The `events` an executor publishes to. `durable`: each `publish` also waits until
+    everything is stored (the server's own events, and a cancelling executor's, are
+    followed by reads of the stored state)."""
 
-    def __init__(self, live: LiveTask, context: RequestContext) -> None:
+    def __init__(self, live: LiveTask, context: RequestContext, *, durable: bool = False) -> None:
         self._live = live
         self._context = context
+        self._durable = durable
 
     async def publish(self, event: Event) -> None:
         await self._live.publish(event, self._context)
+        if self._durable:
+            await self._live.flush()

@@ -43,7 +43,7 @@ from interlink.a2a._executor import (
 )
 from interlink.a2a._push import PushDelivery, check_url
 from interlink.a2a._replicas import Replicas, SharedStore
-from interlink.a2a._runtime import INTERRUPTED_STATES, LiveTask, Subscription, micros
+from interlink.a2a._runtime import INTERRUPTED_STATES, LiveTask, Sink, Subscription, micros
 from interlink.a2a._store import (
     ACTIVE_STATES,
     TERMINAL_STATES,
@@ -160,7 +160,7 @@ class A2AServer:
                 live.start(self.executor, context)
                 self._evict_when_idle(live)
             else:
-                await TaskUpdater(context, _Publisher(live, context)).failed(
+                await TaskUpdater(context, Sink(live, context, durable=True)).failed(
                     "the server stopped while this task was running"
                 )
                 self._evict(live)
@@ -279,7 +279,7 @@ class A2AServer:
                 self._evict_when_idle(live)
                 return
             with contextlib.suppress(InvalidEventSequence):  # it ended meanwhile
-                await TaskUpdater(context, _Publisher(live, context)).failed(
+                await TaskUpdater(context, Sink(live, context, durable=True)).failed(
                     "the replica running this task stopped (lease expired)"
                 )
         finally:
@@ -596,22 +596,18 @@ class A2AServer:
             # If that replica did not answer in time, the cancel is written here unless it
             # still holds the lease (it refused, or is slow): then it is not cancelable.
             # The lease also shows a follow-up taken elsewhere that has not said so yet.
-            try:
-                await self._cancel_running(live, call, params.metadata)
-            except TaskLeased:
-                if replicas is None or asked:
-                    raise TaskNotCancelable(
-                        f"task {row.task_id} runs on another replica, which did not cancel it",
-                        taskId=row.task_id,
-                    ) from None
-                await self._ask_to_cancel(replicas, live)
+            while True:
                 try:
                     await self._cancel_running(live, call, params.metadata)
+                    break
                 except TaskLeased:
-                    raise TaskNotCancelable(
-                        f"task {row.task_id} runs on another replica, which did not cancel it",
-                        taskId=row.task_id,
-                    ) from None
+                    if replicas is None or asked:
+                        raise TaskNotCancelable(
+                            f"task {row.task_id} runs on another replica, which did not cancel it",
+                            taskId=row.task_id,
+                        ) from None
+                await self._ask_to_cancel(replicas, live)
+                asked = True
             if live.state != "TASK_STATE_CANCELED":
                 raise TaskNotCancelable(f"task {row.task_id} is {live.state}", taskId=row.task_id)
             assert live.task is not None
@@ -623,7 +619,7 @@ class A2AServer:
     async def _ask_to_cancel(self, replicas: Replicas, live: LiveTask) -> None:
         """Ask the replica running `live`'s task to cancel it; wait (`cancel_wait` at most)
         until the end reaches this copy."""
-        await replicas.request_cancel(live.tenant, live.task_id)
+        await replicas.store.request_cancel(live.tenant, live.task_id)
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self.cancel_wait):
                 await live.wait_for(lambda t: t.state in TERMINAL_STATES)
@@ -634,7 +630,7 @@ class A2AServer:
         """Cancel a task `live` holds: its executor's `cancel`, if it runs here, then the
         CANCELED status unless it ended otherwise."""
         context = _context_of(live, call, metadata=metadata)
-        publisher = _Publisher(live, context)
+        publisher = Sink(live, context, durable=True)
         try:
             if live.running and live.runner is not None:
                 # the executor may refuse (an RpcError): then the task runs on
@@ -786,18 +782,6 @@ class A2AServer:
         if self.extended_card is None:
             raise ExtendedAgentCardNotConfigured()
         return self.extended_card
-
-
-class _Publisher:
-    def __init__(self, live: LiveTask, context: RequestContext) -> None:
-        self._live = live
-        self._context = context
-
-    async def publish(self, event: object) -> None:
-        """Publish and wait until stored (the server's own events, and a cancelling
-        executor's, are followed by reads of the stored state)."""
-        await self._live.publish(event, self._context)  # type: ignore[arg-type]
-        await self._live.flush()
 
 
 _store_users: dict[int, int] = {}
