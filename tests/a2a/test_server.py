@@ -265,7 +265,10 @@ async def test_subscribe_resumes_after_last_event_id(server: Served, agent: Scri
     resumed = asyncio.create_task(
         server.stream("SubscribeToTask", {"id": task["id"]}, {"Last-Event-ID": "1"})
     )
-    await asyncio.sleep(0.05)  # both attached before the task completes; asserted below
+    live = server.app.server.live[("", str(task["id"]))]
+    async with asyncio.timeout(10):  # both attached before the task completes
+        while len(live.subscriptions) < 2:  # noqa: ASYNC110 - no event says "subscribed"
+            await asyncio.sleep(0.005)
     agent.release.set()
     # a fresh subscriber: the snapshot (as of event 2), then the live event 3
     assert [event_id for event_id, _ in await fresh] == ["2", "3"]
