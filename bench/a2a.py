@@ -245,6 +245,21 @@ def _report(bench: Bench, stores: list[str]) -> None:
     _report_targets(results, stores)
 
 
+_FLOOR_OF = {"send1": "floor1", "send16": "floor16", "send64": "floor64", "get": "floor16"}
+
+
+def _ceiling(results: dict[tuple[str, str, str], load.Run], workload: str, sdk: load.Run) -> str:
+    """How far above the SDK any app on this server could be at `workload`: the bare
+    ASGI floor at the same concurrency, by rate and by server CPU per request."""
+    floor = results.get(("floor", "memory", _FLOOR_OF.get(workload, "")))
+    if floor is None or not floor.cpu_per_event_ms:
+        return ""
+    return (
+        f" (the bare ASGI floor itself is {floor.rate / sdk.rate:.1f}x the SDK's rate and"
+        f" {sdk.cpu_per_event_ms / floor.cpu_per_event_ms:.1f}x less server CPU per request)"
+    )
+
+
 def _report_targets(results: dict[tuple[str, str, str], load.Run], stores: list[str]) -> None:
     lines = []
     missed = []
@@ -257,7 +272,10 @@ def _report_targets(results: dict[tuple[str, str, str], load.Run], stores: list[
                 continue
             compared += 1
             if a.rate < 10 * b.rate:
-                missed.append(f"{_LABELS[workload]} on {store}: {a.rate / b.rate:.1f}x")
+                missed.append(
+                    f"{_LABELS[workload]} on {store}: {a.rate / b.rate:.1f}x"
+                    + _ceiling(results, workload, b)
+                )
     if compared:
         verdict = "met" if not missed else f"missed on {len(missed)}: " + "; ".join(missed)
         lines.append(f"interlink >= 10x a2a-sdk on all {compared} comparisons: {verdict}")

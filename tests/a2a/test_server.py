@@ -168,6 +168,19 @@ async def test_history_length(server: Served) -> None:
     assert error_of(await server.call("GetTask", {"id": task_id, "historyLength": -1}))[0] == -32602
 
 
+async def test_a_blocking_send_answers_the_task_as_stored(server: Served) -> None:
+    task = task_of(await server.result("SendMessage", message("ask")))
+    assert task == await server.result("GetTask", {"id": task["id"]})
+    # with historyLength, the answer is cut and the stored task is not
+    params = {**message("details", taskId=str(task["id"])), "configuration": {"historyLength": 1}}
+    follow = task_of(await server.result("SendMessage", params))
+    assert follow["status"]["state"] == "TASK_STATE_COMPLETED"  # type: ignore[index]
+    assert len(follow["history"]) == 1  # type: ignore[arg-type]
+    stored = await server.result("GetTask", {"id": task["id"]})
+    assert len(stored["history"]) == 3  # type: ignore[arg-type]
+    assert {**stored, "history": stored["history"][-1:]} == follow  # type: ignore[index]
+
+
 async def test_follow_ups_take_the_context_from_the_task(server: Served) -> None:
     first = task_of(await server.result("SendMessage", message("ask")))
     assert first["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"  # type: ignore[index]

@@ -310,7 +310,7 @@ class A2AApp:
         name = request.method
         result: object
         if name == "SendMessage":
-            result = await server.send_message(params, call)  # type: ignore[arg-type]
+            return await server.send_message_json(params, call)  # type: ignore[arg-type]
         elif name == "SendStreamingMessage":
             return await server.stream_message(params, call)  # type: ignore[arg-type]
         elif name == "SubscribeToTask":

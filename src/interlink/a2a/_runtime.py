@@ -91,8 +91,15 @@ def micros(moment: datetime | None) -> int:
 
 
 def task_row(
-    task: Task, *, tenant: str, owner: str, version: int = 0, last_seq: int = 0
+    task: Task,
+    *,
+    tenant: str,
+    owner: str,
+    version: int = 0,
+    last_seq: int = 0,
+    encoded: bytes | None = None,
 ) -> TaskRow:
+    """The row of `task` (`encoded`: its ProtoJSON, when the caller has it already)."""
     return TaskRow(
         tenant=tenant,
         task_id=task.id,
@@ -102,7 +109,7 @@ def task_row(
         status_time=micros(task.status.timestamp),
         version=version,
         last_seq=last_seq,
-        task=_codec.encode(task),
+        task=_codec.encode(task) if encoded is None else encoded,
     )
 
 
@@ -117,7 +124,6 @@ def apply(
 ) -> tuple[Task, list[StreamResponse]]:
     """The task after `event`, and the stream events to log. Raises
     `InvalidEventSequence` for an event that cannot follow."""
-    now = datetime.now(UTC)
     if task is None:
         if isinstance(event, Message):
             raise InvalidEventSequence("a direct message is handled before any task exists")
@@ -129,13 +135,13 @@ def apply(
                 raise InvalidEventSequence("the task's ids differ from the request's")
             status = event.status
             if status.timestamp is None:
-                status = msgspec.structs.replace(status, timestamp=now)
+                status = msgspec.structs.replace(status, timestamp=datetime.now(UTC))
             first = msgspec.structs.replace(
                 event, id=context.task_id, context_id=context.context_id, status=status
             )
             first = _with_user_message(first, context.message)
             return first, [StreamResponse(task=first)]
-        created = now
+        created = datetime.now(UTC)
         if isinstance(event, TaskStatusUpdateEvent) and event.status.timestamp is not None:
             created = min(created, event.status.timestamp)  # submitted no later than the update
         first = Task(
@@ -158,7 +164,7 @@ def apply(
     if isinstance(event, TaskStatusUpdateEvent):
         status = event.status
         if status.timestamp is None:
-            status = msgspec.structs.replace(status, timestamp=now)
+            status = msgspec.structs.replace(status, timestamp=datetime.now(UTC))
         history = task.history
         if status.message is not None:
             history = [*history, status.message]
@@ -293,6 +299,16 @@ class LiveTask:
         self._write_planned = False
         #: what the last write raised: raised to the next `publish` or `flush`
         self._write_error: Exception | None = None
+        #: the last task stored from here, and its ProtoJSON
+        self._encoded: tuple[Task, bytes] | None = None
+
+    def task_json(self) -> bytes:
+        """`task` as ProtoJSON (encoded once per stored version)."""
+        assert self.task is not None
+        encoded = self._encoded
+        if encoded is None or encoded[0] is not self.task:
+            encoded = self._encoded = (self.task, _codec.encode(self.task))
+        return encoded[1]
 
     @property
     def state(self) -> str:
@@ -322,7 +338,7 @@ class LiveTask:
                 for sub in self.subscriptions:
                     sub.push(0, payload)
                     sub.close()
-                await self._notify()
+                self._notify()
                 return
         if self.direct_message is not None:
             raise InvalidEventSequence("no event may follow a direct message")
@@ -426,7 +442,7 @@ class LiveTask:
                 self._staged = []
                 self._staged_bytes = 0
                 self._head = self.task
-                await self._notify()
+                self._notify()
                 return
 
     def _unstage(self, count: int) -> None:
@@ -514,7 +530,7 @@ class LiveTask:
                 # ended elsewhere (a cancel, a lease taken over): nothing more to publish
                 self.cancel_requested = True
                 runner.cancel()
-        await self._notify()
+        self._notify()
         return True
 
     def follow(self, seq: int | None = None) -> None:
@@ -551,29 +567,32 @@ class LiveTask:
                 return
 
     async def _store_payloads(self, task: Task, payloads: list[bytes]) -> None:
+        encoded = _codec.encode(task)
+
         async def write() -> TaskRow:
             if self.version == 0 and self.pending_push:
                 # configs before events, so the first events are queued for delivery too
-                row = task_row(task, tenant=self.tenant, owner=self.owner)
+                row = task_row(task, tenant=self.tenant, owner=self.owner, encoded=encoded)
                 self.version = (await self.store.create(row, [])).version
                 for config_id, config in self.pending_push:
                     await self.store.put_push_config(self.tenant, self.task_id, config_id, config)
                 self.pending_push.clear()
             if self.version == 0:
-                row = task_row(task, tenant=self.tenant, owner=self.owner)
+                row = task_row(task, tenant=self.tenant, owner=self.owner, encoded=encoded)
                 return await self.store.create(row, payloads)
             return await self.store.append(
                 self.tenant,
                 self.task_id,
                 expected_version=self.version,
-                task=_codec.encode(task),
+                task=encoded,
                 state=str(task.status.state),
                 status_time=micros(task.status.timestamp),
                 events=payloads,
             )
 
         row, cancelled = await self._settled(write())
-        await self._stored(task, row, payloads)
+        self._encoded = (task, encoded)
+        self._stored(task, row, payloads)
         if cancelled:
             raise asyncio.CancelledError
 
@@ -598,7 +617,7 @@ class LiveTask:
                     raise asyncio.CancelledError from None
                 raise
 
-    async def _stored(self, task: Task, row: TaskRow, payloads: list[bytes]) -> None:
+    def _stored(self, task: Task, row: TaskRow, payloads: list[bytes]) -> None:
         """`task` and its events are in the store as `row`: memory and streams follow."""
         first_seq = self.last_seq + 1
         self.task, self.version, self.last_seq = task, row.version, row.last_seq
@@ -612,9 +631,9 @@ class LiveTask:
         if self.state in TERMINAL_STATES:
             for sub in self.subscriptions:
                 sub.close()
-        await self._notify()
+        self._notify()
 
-    async def _notify(self) -> None:
+    def _notify(self) -> None:
         waiters, self._waiters = self._waiters, []
         for waiter in waiters:
             if not waiter.done():
@@ -665,7 +684,7 @@ class LiveTask:
                         logger.exception("could not release task %s", self.task_id)
             finally:
                 self._end_streams()
-                await self._notify()
+                self._notify()
 
     async def _stopped(self, executor: AgentExecutor, context: RequestContext) -> None:
         """The server stops while the executor runs: a resumable one is left as it is
@@ -681,7 +700,7 @@ class LiveTask:
         finally:
             for sub in list(self.subscriptions):
                 sub.close()
-            await self._notify()
+            self._notify()
 
     @property
     def _head_state(self) -> str:
@@ -690,7 +709,7 @@ class LiveTask:
     async def _fail(self, context: RequestContext, reason: str, exc: BaseException) -> None:
         if self._head is None and self.direct_message is None:
             self.failure = exc
-            await self._notify()
+            self._notify()
         elif self._head is not None and self._head_state not in TERMINAL_STATES:
             updater = TaskUpdater(context, Sink(self, context))
             await updater.failed(reason)

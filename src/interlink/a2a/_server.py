@@ -473,6 +473,19 @@ class A2AServer:
         self._evict_when_idle(live)
 
     async def send_message(self, params: SendMessageRequest, call: Call) -> SendMessageResponse:
+        live, history = await self._send(params, call)
+        return self._send_response(live, history)
+
+    async def send_message_json(self, params: SendMessageRequest, call: Call) -> bytes:
+        """`send_message`'s answer as ProtoJSON; the task as it was stored, unless its
+        history is cut."""
+        live, history = await self._send(params, call)
+        if history is None and live.direct_message is None and live.task is not None:
+            return b'{"task":' + live.task_json() + b"}"
+        return _codec.encode(self._send_response(live, history))
+
+    async def _send(self, params: SendMessageRequest, call: Call) -> tuple[LiveTask, int | None]:
+        """Start the task and wait until it answers: it, and the history length asked."""
         live, context = await self._begin(params, call)
         configuration = params.configuration
         immediately = configuration is not None and configuration.return_immediately
@@ -490,13 +503,17 @@ class A2AServer:
             return fresh and task.state in INTERRUPTED_STATES
 
         await live.wait_for(answered)
-        if live.direct_message is not None:
-            return SendMessageResponse(message=live.direct_message)
-        if live.task is None:
+        if live.direct_message is None and live.task is None:
             raise InvalidAgentResponse(f"the agent did not answer: {live.failure}")
         history = None
         if configuration is not None:
             history = self._history_length(configuration.history_length, "historyLength")
+        return live, history
+
+    def _send_response(self, live: LiveTask, history: int | None) -> SendMessageResponse:
+        if live.direct_message is not None:
+            return SendMessageResponse(message=live.direct_message)
+        assert live.task is not None
         return SendMessageResponse(task=self._shape(live.task, history))
 
     async def stream_message(self, params: SendMessageRequest, call: Call) -> TaskStream:
