@@ -13,6 +13,7 @@ from interlink.a2a._app import create_app, with_interface
 from interlink.a2a._auth import ApiKeyAuth, Authenticator, BearerAuth
 from interlink.a2a._card import (
     CardError,
+    InvalidAgentURL,
     NoCompatibleInterface,
     ResolvedCard,
     clear_card_cache,
@@ -82,6 +83,7 @@ __all__ = [
     # the client
     "A2AClient",
     "CardError",
+    "InvalidAgentURL",
     "NoCompatibleInterface",
     "Reconnect",
     "ResolvedCard",

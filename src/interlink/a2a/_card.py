@@ -47,6 +47,11 @@ class CardError(Exception):
         self.url = url
 
 
+class InvalidAgentURL(CardError):
+    """An agent's URL (given, or in its card) that cannot be used: not http(s), no host,
+    a port out of range, unparseable."""
+
+
 class NoCompatibleInterface(CardError):
     """The card offers no interface this client speaks (JSON-RPC, A2A 1.0)."""
 
@@ -79,10 +84,32 @@ def clear_card_cache() -> None:
     _CACHE.clear()
 
 
+def checked_url(url: str, what: str = "URL", card_url: str = "") -> httpx.URL:
+    """`url` parsed, or `InvalidAgentURL` saying what is wrong with it."""
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        raise InvalidAgentURL(f"the {what} {url!r} is not valid: {exc}", card_url or url) from None
+    problem = ""
+    if parsed.scheme not in ("http", "https"):
+        problem = "it is not an http:// or https:// URL"
+    elif not parsed.host:
+        problem = "it names no host"
+    elif parsed.port is not None and not 0 < parsed.port < 65536:
+        problem = f"port {parsed.port} is out of range"
+    if problem:
+        raise InvalidAgentURL(f"the {what} {url!r} is not valid: {problem}", card_url or url)
+    return parsed
+
+
 def card_url_of(url: str) -> str:
-    if url.rstrip("/").endswith(CARD_PATH):
-        return url
-    return url.rstrip("/") + CARD_PATH
+    """Where the agent card of the agent at `url` is (its path gains the well-known
+    path, before any query)."""
+    parsed = checked_url(url, "agent URL")
+    path = parsed.path.rstrip("/")
+    if not path.endswith(CARD_PATH):
+        path += CARD_PATH
+    return str(parsed.copy_with(path=path))
 
 
 def _version_matches(version: str) -> bool:
@@ -98,6 +125,7 @@ def select_interface(card: AgentCard, card_url: str = "") -> ResolvedCard:
             if not interface.url:
                 raise CardError(f"the card's {BINDING} interface has no url", card_url)
             url = urljoin(card_url, interface.url) if card_url else interface.url
+            checked_url(url, f"card's {BINDING} interface URL", card_url)
             return ResolvedCard(card, interface, url, card_url, interface.tenant)
     offered = ", ".join(
         f"{i.protocol_binding or '?'} {i.protocol_version or '?'} at {i.url or '?'}"

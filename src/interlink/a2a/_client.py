@@ -23,6 +23,7 @@ delivers the final task from `GetTask` (`resync` set) and ends.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import uuid
 from collections.abc import AsyncGenerator, Mapping, Sequence
@@ -195,11 +196,6 @@ class A2AClient:
         self.reconnect = reconnect
         #: the extensions the agent said it activated on the last answer
         self.activated_extensions: frozenset[str] = frozenset()
-        self._own = client is None
-        self._http = client or httpx.AsyncClient(
-            timeout=httpx.Timeout(timeout, connect=connect_timeout)
-        )
-        self._stream_timeout = httpx.Timeout(timeout, connect=connect_timeout, read=None)
         self._ids = itertools.count(1)
         self._params: dict[str, str] = {}
         self._headers = {"A2A-Version": PROTOCOL_VERSION, **(headers or {})}
@@ -208,7 +204,12 @@ class A2AClient:
         if bearer is not None:
             self._headers["Authorization"] = f"Bearer {bearer}"
         if api_key is not None:
-            self._use_api_key(api_key)
+            self._use_api_key(api_key)  # (it may refuse: before anything is opened)
+        self._own = client is None
+        self._http = client or httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout, connect=connect_timeout)
+        )
+        self._stream_timeout = httpx.Timeout(timeout, connect=connect_timeout, read=None)
 
     @classmethod
     async def connect(
@@ -231,22 +232,22 @@ class A2AClient:
         http = client or httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=connect_timeout))
         try:
             resolved = await resolve_card(url, client=http, headers=card_headers)
+            self = cls(
+                resolved,
+                client=http,
+                extensions=extensions,
+                bearer=bearer,
+                api_key=api_key,
+                headers=headers,
+                timeout=timeout,
+                connect_timeout=connect_timeout,
+                idle_timeout=idle_timeout,
+                reconnect=reconnect,
+            )
         except BaseException:
             if own:
                 await http.aclose()
             raise
-        self = cls(
-            resolved,
-            client=http,
-            extensions=extensions,
-            bearer=bearer,
-            api_key=api_key,
-            headers=headers,
-            timeout=timeout,
-            connect_timeout=connect_timeout,
-            idle_timeout=idle_timeout,
-            reconnect=reconnect,
-        )
         self._own = own
         return self
 
@@ -324,14 +325,23 @@ class A2AClient:
             accepted_output_modes, metadata,
         )  # fmt: skip
         known_task, last = task_id or "", None
+        state, answered = TaskState.TASK_STATE_UNSPECIFIED, False
         try:
             async for event in self._stream(SEND_STREAMING_MESSAGE, params, {}, SSEParser()):
-                if isinstance(event.payload, Task):
-                    known_task = event.payload.id
+                payload = event.payload
+                if isinstance(payload, Task):
+                    known_task = payload.id
+                answered = answered or isinstance(payload, Message)
+                state = _state_of(payload) or state
                 last = event.id or last
                 yield event
         except (A2ATransportError, TimeoutError) as exc:
             raise StreamInterrupted(str(exc), self.url, known_task, last) from exc
+        if not answered and state not in TERMINAL | INTERRUPTED:
+            # (a server cuts a stream that falls behind; the task goes on without us)
+            raise StreamInterrupted(
+                f"the stream ended early (the task was {state.name})", self.url, known_task, last
+            )
 
     async def get_task(self, task_id: str, *, history_length: int | None = None) -> Task:
         length = msgspec.UNSET if history_length is None else history_length
@@ -405,7 +415,8 @@ class A2AClient:
         while True:
             resuming = sub.last is not None or attempt > 0
             parser = SSEParser()
-            headers = {} if sub.last is None else {"Last-Event-ID": sub.last}
+            # (UTF-8, as EventSource sends it: an id need not be ASCII)
+            headers = {} if sub.last is None else {"Last-Event-ID": sub.last.encode()}
             first = True
             try:
                 async for event in self._stream(SUBSCRIBE_TO_TASK, request, headers, parser):
@@ -436,7 +447,9 @@ class A2AClient:
             except UnsupportedOperation:
                 if not resuming:
                     raise
-                final = await self.get_task(task_id)  # it ended while we were away
+                final = await self.get_task(task_id)  # it ended while we were away?
+                if final.status.state not in TERMINAL:
+                    raise  # refused for another reason (the agent no longer streams)
                 yield StreamEvent(final, None, resync=True)
                 return
             except (A2ATransportError, TimeoutError) as exc:
@@ -536,8 +549,13 @@ class A2AClient:
         head = b'{"jsonrpc":"2.0","id":%d,"method":"%s","params":' % (id_, method.name.encode())
         return id_, head + _codec.encode(params) + b"}"
 
-    def _request_headers(self, extra: Mapping[str, str]) -> dict[str, str]:
-        return {"Content-Type": "application/json", **self._headers, **extra}
+    def _request_headers(self, extra: Mapping[str, str | bytes]) -> list[tuple[bytes, bytes]]:
+        """The headers of a request, as bytes (a value may be UTF-8: `Last-Event-ID`)."""
+        merged = {"Content-Type": "application/json", **self._headers, **extra}
+        return [
+            (name.encode(), value if isinstance(value, bytes) else value.encode())
+            for name, value in merged.items()
+        ]
 
     def _check_status(self, response: httpx.Response, body: bytes) -> None:
         echoed = response.headers.get("a2a-extensions", "")
@@ -570,20 +588,26 @@ class A2AClient:
         self,
         method: Method[msgspec.Struct, StreamResponse],
         params: msgspec.Struct,
-        extra: Mapping[str, str],
+        extra: Mapping[str, str | bytes],
         parser: SSEParser,
     ) -> AsyncGenerator[StreamEvent, None]:
         id_, body = self._body(method, params)
         headers = self._request_headers({"Accept": "text/event-stream", **extra})
+        request = self._http.stream(
+            "POST",
+            self.url,
+            content=body,
+            headers=headers,
+            params=self._params,
+            timeout=self._stream_timeout,
+        )
         try:
-            async with self._http.stream(
-                "POST",
-                self.url,
-                content=body,
-                headers=headers,
-                params=self._params,
-                timeout=self._stream_timeout,
-            ) as response:
+            async with contextlib.AsyncExitStack() as stack:
+                try:  # the answer's head, within `idle_timeout` too
+                    async with asyncio.timeout(self.idle_timeout):
+                        response = await stack.enter_async_context(request)
+                except TimeoutError:
+                    raise TimeoutError(f"no answer for {self.idle_timeout} s") from None
                 if response.status_code != 200:
                     self._check_status(response, await response.aread())
                 self._check_status(response, b"")

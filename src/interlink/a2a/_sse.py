@@ -21,6 +21,7 @@ from typing import Final, NamedTuple
 
 import httpx
 
+from interlink.a2a._errors import InvalidAgentResponse
 from interlink.jsonrpc import ErrorResponse, Invalid, RpcError, SuccessResponse, decode_message
 
 __all__ = [
@@ -47,9 +48,9 @@ class SSEError(ValueError):
     """The stream is not one we can read (an event over the size limit)."""
 
 
-class UnexpectedResponse(Exception):
+class UnexpectedResponse(InvalidAgentResponse):
     """The server answered a streaming call with something that is neither an event
-    stream nor a JSON-RPC error."""
+    stream nor a JSON-RPC error (an `InvalidAgentResponse`, as for a blocking call)."""
 
     def __init__(self, detail: str, status: int, body: bytes) -> None:
         super().__init__(f"{detail} (HTTP {status}): {body[:200]!r}")
@@ -80,14 +81,15 @@ class SSEParser:
             chunk = chunk[1:]
         self._skip_lf = False
         buffer = self._buffer
+        scanned = len(buffer)  # what was pending holds no line end: not searched again
         buffer += chunk
         events: list[SSEEvent] = []
         start = 0
-        while True:
-            cr = buffer.find(b"\r", start)
-            lf = buffer.find(b"\n", start)
-            if cr < 0 and lf < 0:
-                break
+        # the next CR and LF at or after `start` (-1: none in the rest of the buffer);
+        # each is searched for again only once passed, so every byte is looked at once
+        cr = buffer.find(b"\r", scanned)
+        lf = buffer.find(b"\n", scanned)
+        while cr >= 0 or lf >= 0:
             if cr < 0 or (0 <= lf < cr):
                 end, after = lf, lf + 1
             elif cr + 1 < len(buffer):
@@ -97,6 +99,10 @@ class SSEParser:
                 self._skip_lf = True
             self._line(bytes(buffer[start:end]), events)
             start = after
+            if 0 <= cr < after:
+                cr = buffer.find(b"\r", after)
+            if 0 <= lf < after:
+                lf = buffer.find(b"\n", after)
         del buffer[:start]
         if len(buffer) + self._size > self.max_event_size:
             raise SSEError(f"an event is larger than {self.max_event_size} bytes")

@@ -32,6 +32,7 @@ from interlink.a2a import (
     A2ATransportError,
     AuthenticationRequired,
     CardError,
+    InvalidAgentURL,
     StreamEvent,
     StreamInterrupted,
     StreamPayload,
@@ -83,6 +84,8 @@ def error_exit_code(exc: BaseException) -> int | None:
         return AUTH
     if isinstance(exc, A2ATransportError | httpx.HTTPError | TimeoutError):
         return NETWORK
+    if isinstance(exc, InvalidAgentURL):
+        return USAGE
     if isinstance(exc, CardError):
         return NETWORK if isinstance(exc.__cause__, httpx.HTTPError) else A2A_ERROR
     if isinstance(exc, RpcError | A2AHttpError):
