@@ -8,7 +8,15 @@ from collections.abc import Awaitable, Callable
 import httpx
 import pytest
 
-from interlink.a2a import A2AApp, Call, create_app
+from interlink.a2a import (
+    A2AApp,
+    AgentExecutor,
+    Call,
+    EventSink,
+    RequestContext,
+    TaskUpdater,
+    create_app,
+)
 from interlink.a2a import types as t
 from tests.a2a.agents import Scripted, card, message
 from tests.a2a.conftest import VERSION, Json, Served
@@ -306,6 +314,35 @@ async def test_idle_streams_get_keep_alive_comments(serve: Serve) -> None:
             if seen.count(b": keep-alive") >= 2:
                 agent.release.set()
     assert seen.count(b": keep-alive\n\n") >= 2
+    assert b"TASK_STATE_COMPLETED" in seen
+
+
+class SlowToStart(AgentExecutor):
+    """Publishes nothing until released, then completes."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+
+    async def execute(self, context: RequestContext, events: EventSink) -> None:
+        await self.release.wait()
+        await TaskUpdater(context, events).complete("done")
+
+
+async def test_a_stream_gets_keep_alives_before_its_first_event(serve: Serve) -> None:
+    """An agent slow to publish its first event: the stream starts with keep-alive
+    comments (a client with an idle timeout does not take the server for dead), then
+    the events as usual."""
+    agent = SlowToStart()
+    server = await serve(create_app(agent, card(), keepalive=0.05))
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": message("hi")}
+    seen = b""
+    async with server.client.stream("POST", server.url, json=body, headers=VERSION) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        async for chunk in response.aiter_bytes():
+            seen += chunk
+            if seen.count(b": keep-alive") >= 2:
+                agent.release.set()
+    assert seen.startswith(b": keep-alive\n\n: keep-alive\n\n")
     assert b"TASK_STATE_COMPLETED" in seen
 
 

@@ -352,12 +352,13 @@ class A2AApp:
         extra: list[tuple[bytes, bytes]],
     ) -> None:
         """Serve one stream: events already queued go out in one write; an idle stream
-        gets keep-alive comments; a client that goes away ends it."""
+        gets keep-alive comments, also before its first event (an agent slow to start
+        is not taken for a dead server); a client that goes away ends it."""
         id_json = msgspec.json.encode(id)
         try:
             try:
-                batch = await stream.batch()
-            except RpcError as exc:  # before the first event: a plain JSON answer
+                batch = await stream.batch(self.keepalive)
+            except RpcError as exc:  # before anything was sent: a plain JSON answer
                 await _plain(send, 200, _error(exc.to_response(id)))  # type: ignore[arg-type]
                 return
             await send({"type": "http.response.start", "status": 200, "headers": [*_SSE, *extra]})
