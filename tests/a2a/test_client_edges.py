@@ -50,7 +50,7 @@ from tests.a2a.agents import card
 from tests.a2a.conftest import Served
 from tests.a2a.test_client import Stepper, start, text
 
-pytestmark = pytest.mark.timeout(10)
+pytestmark = [pytest.mark.timeout(10), pytest.mark.any_loop]
 Serve = Callable[[Any], Awaitable[Served]]
 Json = dict[str, Any]
 S = t.TaskState

@@ -27,6 +27,7 @@ from interlink.jsonrpc import InternalError, InvalidParams, ResourceNotFound
 from tests.aio.conftest import stream_pair
 
 PY = sys.executable
+pytestmark = pytest.mark.any_loop
 
 
 class BareAgent(Agent):

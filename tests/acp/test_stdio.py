@@ -19,7 +19,7 @@ from interlink.acp import AgentExited, Client, spawn_agent
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = [sys.executable, str(ROOT / "examples" / "acp_agent.py")]
 NOISY = [sys.executable, str(Path(__file__).with_name("agents") / "noisy_agent.py")]
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.any_loop]
 
 INIT = b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}'
 

@@ -24,6 +24,8 @@ from interlink.jsonrpc import (
 )
 from tests.aio.conftest import RawPeer, stream_pair
 
+pytestmark = pytest.mark.any_loop
+
 
 class Add(msgspec.Struct, frozen=True):
     a: int

@@ -27,7 +27,7 @@ from tests.e2e.echo_peer import (
 )
 
 PEER = str(Path(__file__).with_name("echo_peer.py"))
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.any_loop]
 
 
 async def spawn(*args: str) -> asyncio.subprocess.Process:

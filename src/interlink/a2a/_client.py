@@ -327,14 +327,16 @@ class A2AClient:
         known_task, last = task_id or "", None
         state, answered = TaskState.TASK_STATE_UNSPECIFIED, False
         try:
-            async for event in self._stream(SEND_STREAMING_MESSAGE, params, {}, SSEParser()):
-                payload = event.payload
-                if isinstance(payload, Task):
-                    known_task = payload.id
-                answered = answered or isinstance(payload, Message)
-                state = _state_of(payload) or state
-                last = event.id or last
-                yield event
+            stream = self._stream(SEND_STREAMING_MESSAGE, params, {}, SSEParser())
+            async with contextlib.aclosing(stream):
+                async for event in stream:
+                    payload = event.payload
+                    if isinstance(payload, Task):
+                        known_task = payload.id
+                    answered = answered or isinstance(payload, Message)
+                    state = _state_of(payload) or state
+                    last = event.id or last
+                    yield event
         except (A2ATransportError, TimeoutError) as exc:
             raise StreamInterrupted(str(exc), self.url, known_task, last) from exc
         if not answered and state not in TERMINAL | INTERRUPTED:
@@ -419,28 +421,30 @@ class A2AClient:
             headers = {} if sub.last is None else {"Last-Event-ID": sub.last.encode()}
             first = True
             try:
-                async for event in self._stream(SUBSCRIBE_TO_TASK, request, headers, parser):
-                    snapshot = first and isinstance(event.payload, Task)
-                    first = False
-                    if snapshot and resuming:
-                        if sub.resync or sub.last is None:
-                            attempt = 0
-                            yield StreamEvent(event.payload, None, resync=True)
-                        if sub.last is not None:
-                            continue  # the missed events follow; the state comes from them
-                    elif event.id is None or sub.fresh(event.id):
-                        if event.id is not None:
-                            sub.last = event.id
-                            sub.seen.add(event.id)
-                        attempt = 0  # progress: the next drop starts the count again
-                        yield event
-                    else:
-                        continue  # delivered before the drop
-                    state = _state_of(event.payload)
-                    if state is not None:
-                        sub.state = state
-                    if sub.state in TERMINAL:
-                        return
+                stream = self._stream(SUBSCRIBE_TO_TASK, request, headers, parser)
+                async with contextlib.aclosing(stream):
+                    async for event in stream:
+                        snapshot = first and isinstance(event.payload, Task)
+                        first = False
+                        if snapshot and resuming:
+                            if sub.resync or sub.last is None:
+                                attempt = 0
+                                yield StreamEvent(event.payload, None, resync=True)
+                            if sub.last is not None:
+                                continue  # the missed events follow; the state comes from them
+                        elif event.id is None or sub.fresh(event.id):
+                            if event.id is not None:
+                                sub.last = event.id
+                                sub.seen.add(event.id)
+                            attempt = 0  # progress: the next drop starts the count again
+                            yield event
+                        else:
+                            continue  # delivered before the drop
+                        state = _state_of(event.payload)
+                        if state is not None:
+                            sub.state = state
+                        if sub.state in TERMINAL:
+                            return
                 if sub.state in INTERRUPTED:
                     return  # the agent ended the stream while it waits for the user
                 reason: BaseException = A2ATransportError("the stream ended early", self.url)

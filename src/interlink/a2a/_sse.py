@@ -16,7 +16,7 @@ before the first event) and an `event: error` are raised as the typed `RpcError`
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Final, NamedTuple
 
 import httpx
@@ -169,7 +169,7 @@ async def read_events(
     idle_timeout: float | None = None,
     max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
     parser: SSEParser | None = None,
-) -> AsyncIterator[SSEEvent]:
+) -> AsyncGenerator[SSEEvent, None]:
     """The events of a streaming JSON-RPC answer.
 
     A JSON body (the server's error before the first event) raises its typed

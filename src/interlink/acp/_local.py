@@ -31,6 +31,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import TracebackType
+from typing import cast
 
 from interlink.acp import _schema as s
 from interlink.acp._client import Client
@@ -97,8 +98,8 @@ class _Terminal(asyncio.SubprocessProtocol):
         self._grace: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.SubprocessTransport)
-        self.transport = transport
+        # (cast, not isinstance: uvloop's transport does not subclass asyncio's)
+        self.transport = cast(asyncio.SubprocessTransport, transport)
 
     def pipe_data_received(self, fd: int, data: bytes | str) -> None:
         self.output += data.encode() if isinstance(data, str) else data
