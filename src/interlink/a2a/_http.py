@@ -264,7 +264,7 @@ class A2AApp:
             query = parse_qs(cast(bytes, scope.get("query_string", b"")).decode("latin-1"))
             version = (query.get("A2A-Version") or query.get("a2a-version") or [""])[0].strip()
         version = version or "0.3"
-        if version not in SUPPORTED_VERSIONS:
+        if ".".join(version.split(".")[:2]) not in SUPPORTED_VERSIONS:  # (a patch is not)
             raise VersionNotSupported(
                 f"A2A version {version!r} is not supported; this server speaks "
                 f"{', '.join(SUPPORTED_VERSIONS)}",
@@ -359,7 +359,7 @@ class A2AApp:
             try:
                 batch = await stream.batch(self.keepalive)
             except RpcError as exc:  # before anything was sent: a plain JSON answer
-                await _plain(send, 200, _error(exc.to_response(id)))  # type: ignore[arg-type]
+                await _plain(send, 200, _error(exc.to_response(id)), extra)  # type: ignore[arg-type]
                 return
             await send({"type": "http.response.start", "status": 200, "headers": [*_SSE, *extra]})
             watcher = asyncio.create_task(_watch_disconnect(receive, stream))
@@ -456,8 +456,16 @@ async def _read_body(receive: Receive, limit: int, message: Message) -> bytes | 
 
 
 def _headers(scope: Scope) -> dict[str, str]:
+    """The request's headers by lower-case name; a header given on several lines is one
+    comma-separated value (RFC 9110, 5.3)."""
     raw = cast(list[tuple[bytes, bytes]], scope.get("headers", []))
-    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw}
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw}
+    if len(headers) < len(raw):
+        headers = {}
+        for k, v in raw:
+            name, value = k.decode("latin-1").lower(), v.decode("latin-1")
+            headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    return headers
 
 
 async def _plain(

@@ -77,6 +77,8 @@ class SSEParser:
         self._retry: int | None = None
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
+        if not chunk:
+            return []  # (an LF still owed to a CR stays owed)
         if self._skip_lf and chunk[:1] == b"\n":
             chunk = chunk[1:]
         self._skip_lf = False

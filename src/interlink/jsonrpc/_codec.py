@@ -163,7 +163,9 @@ def _json_kind(value: object) -> str:
     return "object"
 
 
-def _parse_error(exc: msgspec.DecodeError) -> Invalid:
+def _parse_error(exc: msgspec.DecodeError | RecursionError) -> Invalid:
+    if isinstance(exc, RecursionError):  # valid JSON, but deeper than the decoder goes
+        return Invalid(RpcError.parse_error(f"JSON nested too deeply ({exc})"))
     return Invalid(RpcError.parse_error(str(exc)))
 
 
@@ -173,11 +175,11 @@ def decode_message(data: bytes) -> AnyMessage | Invalid:
         return _classify(_envelope_decoder.decode(data))
     except msgspec.ValidationError:
         pass
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:
         return _parse_error(exc)
     try:
         value = msgspec.json.decode(data)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:
         return _parse_error(exc)
     if isinstance(value, list):
         return _invalid("batch arrays are not supported on this connection")
@@ -192,7 +194,7 @@ def decode(data: bytes, *, batches: bool = False) -> AnyMessage | Invalid | Batc
         envelopes = _envelopes_decoder.decode(data)
     except msgspec.ValidationError:
         pass
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:
         return _parse_error(exc)
     else:
         if not envelopes:
@@ -200,7 +202,7 @@ def decode(data: bytes, *, batches: bool = False) -> AnyMessage | Invalid | Batc
         return Batch([_classify(env) for env in envelopes])
     try:
         values = msgspec.json.decode(data)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:
         return _parse_error(exc)
     if not values:
         return _invalid("an empty batch")
