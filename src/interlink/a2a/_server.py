@@ -314,6 +314,37 @@ class A2AServer:
             self.live[key] = live
         return live
 
+    async def _takes_a_follow_up(self, live: LiveTask) -> None:
+        """Raises -32004 unless `live` waits for input, as it is now (not as the row a
+        request read a moment ago says)."""
+        if not live.running:
+            # what happened since the row was read (another follow-up may have finished
+            # it meanwhile; another replica may have worked on it)
+            await self._catch_up_held(live)
+        if live.running and live.runner is not None and live.state in INTERRUPTED_STATES:
+            # it asked for input and is returning right now: let it finish first
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(live.runner), 2.0)
+        if live.state in TERMINAL_STATES:  # it finished meanwhile
+            raise UnsupportedOperation(
+                f"task {live.task_id} is {live.state}; it takes no more messages",
+                taskId=live.task_id,
+            )
+        if live.running or live.users or live.state in ACTIVE_STATES:
+            # (active and not running here: another replica runs it)
+            raise UnsupportedOperation(
+                f"task {live.task_id} is still working; send when it asks for input",
+                taskId=live.task_id,
+            )
+
+    async def _catch_up_held(self, live: LiveTask) -> None:
+        """`live.catch_up()`, holding the task meanwhile (no stream's end evicts it)."""
+        live.users += 1
+        try:
+            await live.catch_up()
+        finally:
+            live.users -= 1
+
     def _evict(self, live: LiveTask) -> None:
         """Forget an idle task (no executor, no stream, no request holding it); only this
         very object, never a newer one under the same key."""
@@ -379,23 +410,11 @@ class A2AServer:
                     taskId=row.task_id,
                 )
             live = self._live(call.tenant, row.task_id, row=row)
-            if self.replicas is not None and not live.running:
-                await live.catch_up()  # what other replicas did to it since we last looked
-            if live.running and live.runner is not None and live.state in INTERRUPTED_STATES:
-                # it asked for input and is returning right now: let it finish first
-                with contextlib.suppress(TimeoutError, asyncio.CancelledError):
-                    await asyncio.wait_for(asyncio.shield(live.runner), 2.0)
-            if live.state in TERMINAL_STATES:  # it finished while we waited
-                raise UnsupportedOperation(
-                    f"task {row.task_id} is {live.state}; it takes no more messages",
-                    taskId=row.task_id,
-                )
-            if live.running or live.users or live.state in ACTIVE_STATES:
-                # (active and not running here: another replica runs it)
-                raise UnsupportedOperation(
-                    f"task {row.task_id} is still working; send when it asks for input",
-                    taskId=row.task_id,
-                )
+            try:
+                await self._takes_a_follow_up(live)
+            except BaseException:
+                self._evict(live)  # (unless someone else holds it)
+                raise
             task_id, context_id = row.task_id, row.context_id
         else:
             task_id, context_id = new_id(), message.context_id or new_id()
@@ -675,6 +694,11 @@ class A2AServer:
                 taskId=row.task_id,
             )
         live = self._live(call.tenant, row.task_id, row=row)
+        if not live.running:
+            await self._catch_up_held(live)  # it may have ended since `row` was read
+            if live.state in TERMINAL_STATES:
+                self._evict(live)
+                return await self.subscribe(params, call, last_event_id)  # (it is over)
         sub = live.subscribe(self.stream_queue_limit, close_on_interrupt=False)
         if self.replicas is not None and not live.running:
             live.follow()  # events committed since `row` was read were announced to nobody
