@@ -29,6 +29,7 @@ from interlink.a2a import _codec
 from interlink.a2a._auth import Authenticator
 from interlink.a2a._errors import (
     ExtensionSupportRequired,
+    TaskNotFound,
     VersionNotSupported,
     bad_request,
     error_info,
@@ -225,11 +226,11 @@ class A2AApp:
             body = await _read_body(receive, self.max_body, first)
         if body is None:
             error = oversize(self.max_body + 1, self.max_body).response()
-            await _plain(send, 200, _error(error))
+            await _plain(send, 200, error_body(error))
             return
         message = decode(body)
         if isinstance(message, Invalid):
-            await _plain(send, 200, _error(message.response()))
+            await _plain(send, 200, error_body(message.response()))
             return
         if isinstance(message, Notification):  # never answered, not even with an error
             await send({"type": "http.response.start", "status": 204, "headers": []})
@@ -237,7 +238,7 @@ class A2AApp:
             return
         if not isinstance(message, Request):
             refusal = InvalidRequest(data={"detail": "a response is not a request"})
-            await _plain(send, 200, _error(refusal.to_response(getattr(message, "id", None))))
+            await _plain(send, 200, error_body(refusal.to_response(getattr(message, "id", None))))
             return
         headers = _headers(scope)
         extra: list[tuple[bytes, bytes]] = []
@@ -247,11 +248,11 @@ class A2AApp:
                 extra.append((b"a2a-extensions", ", ".join(sorted(call.extensions)).encode()))
             result = await self._dispatch(message, call, headers)
         except RpcError as exc:
-            await _plain(send, 200, _error(exc.to_response(message.id)), extra)
+            await _plain(send, 200, error_body(exc.to_response(message.id)), extra)
             return
         except Exception:
             logger.exception("A2A method %s failed", message.method)
-            await _plain(send, 200, _error(RpcError.internal_error().to_response(message.id)))
+            await _plain(send, 200, error_body(RpcError.internal_error().to_response(message.id)))
             return
         if isinstance(result, bytes):
             await _plain(send, 200, _envelope(message.id, result), extra)
@@ -305,6 +306,8 @@ class A2AApp:
                 raise bad_request(
                     [("tenant", f"differs from the tenant {call.tenant!r} of the URL")]
                 )
+            if tenant not in self.server.tenants:  # (a router gives each app its own)
+                raise TaskNotFound(f"unknown tenant {tenant!r}", tenant=tenant)
             call = dataclasses.replace(call, tenant=tenant)
         server = self.server
         name = request.method
@@ -359,7 +362,7 @@ class A2AApp:
             try:
                 batch = await stream.batch(self.keepalive)
             except RpcError as exc:  # before anything was sent: a plain JSON answer
-                await _plain(send, 200, _error(exc.to_response(id)), extra)  # type: ignore[arg-type]
+                await _plain(send, 200, error_body(exc.to_response(id)), extra)  # type: ignore[arg-type]
                 return
             await send({"type": "http.response.start", "status": 200, "headers": [*_SSE, *extra]})
             watcher = asyncio.create_task(_watch_disconnect(receive, stream))
@@ -369,7 +372,7 @@ class A2AApp:
                     await send({"type": "http.response.body", "body": body, "more_body": True})
                     batch = await stream.batch(self.keepalive)
             except RpcError as exc:  # after the first event: an SSE event with the error
-                error = _error(exc.to_response(id))  # type: ignore[arg-type]
+                error = error_body(exc.to_response(id))  # type: ignore[arg-type]
                 body = b"event: error\ndata: " + error + b"\n\n"
                 with contextlib.suppress(OSError):
                     await send({"type": "http.response.body", "body": body, "more_body": True})
@@ -402,7 +405,7 @@ _REASONS = {
 }
 
 
-def _error(response: ErrorResponse) -> bytes:
+def error_body(response: ErrorResponse) -> bytes:
     """A JSON-RPC error as the A2A binding shapes it: `data` is an array of typed
     details whose first is a `google.rpc.ErrorInfo` (the core's errors carry a plain
     object, which becomes the ErrorInfo's metadata)."""

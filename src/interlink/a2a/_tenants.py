@@ -3,21 +3,40 @@
 `TenantRouter` routes `/{tenant}/...` to that tenant's app (its card at
 `/{tenant}/.well-known/agent-card.json`, its JSON-RPC at `/{tenant}/`), passing the
 tenant in the ASGI scope so every task operation is scoped to it; a request to `/`
-whose params carry a `tenant` field is routed by that field. An unknown tenant is HTTP
+whose params carry a `tenant` field is routed by that field (a body that is no JSON-RPC
+request, or too large, gets the JSON-RPC error any app gives). An unknown tenant is HTTP
 404. The apps may share one store: every row is keyed by tenant.
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
 from collections.abc import Mapping
 from typing import cast
 
-from interlink.a2a._http import TENANT_SCOPE_KEY, A2AApp, Message, Receive, Scope, Send
+import msgspec
+
+from interlink.a2a._http import (
+    TENANT_SCOPE_KEY,
+    A2AApp,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    error_body,
+)
+from interlink.jsonrpc import Invalid, decode, oversize
 
 __all__ = ["TenantRouter"]
 
 _NOT_FOUND = b'{"error":"unknown tenant"}'
+
+
+class _Tenant(msgspec.Struct):
+    tenant: str = ""
+
+
+_tenant_of = msgspec.json.Decoder(_Tenant).decode
 
 
 class TenantRouter:
@@ -60,19 +79,23 @@ class TenantRouter:
             message = await receive()
             chunk = cast(bytes, message.get("body", b""))
             size += len(chunk)
-            if size > self.max_body:
-                await _respond(send, 413, b'{"error":"request body too large"}')
+            if size > self.max_body:  # as every transport answers it
+                await _respond(send, 200, error_body(oversize(size, self.max_body).response()))
                 return
             chunks.append(chunk)
             if not message.get("more_body", False) or message["type"] == "http.disconnect":
                 break
         body = b"".join(chunks)
-        try:
-            params = json.loads(body).get("params") or {}
-            tenant = params.get("tenant", "") if isinstance(params, dict) else ""
-        except (ValueError, AttributeError):
-            tenant = ""
-        app = self.tenants.get(tenant) if isinstance(tenant, str) else None
+        decoded = decode(body)
+        if isinstance(decoded, Invalid):  # not JSON, not JSON-RPC: the usual answer
+            await _respond(send, 200, error_body(decoded.response()))
+            return
+        tenant = ""
+        params = getattr(decoded, "params", msgspec.UNSET)
+        if isinstance(params, msgspec.Raw):
+            with contextlib.suppress(msgspec.DecodeError):  # (params not an object)
+                tenant = _tenant_of(params).tenant
+        app = self.tenants.get(tenant)
         if app is None:
             await _respond(send, 404, _NOT_FOUND)
             return
