@@ -19,7 +19,7 @@ import base64
 import binascii
 import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 import msgspec
@@ -589,21 +589,28 @@ class A2AServer:
             after = micros(params.status_timestamp_after) - 1  # the filter is inclusive
         owner = call.principal if self.authorize is owner_only else None
         context_id = params.context_id or None
-        rows = await self.store.list(
-            call.tenant,
-            owner=owner,
-            context_id=context_id,
-            state=state,
-            status_after=after,
-            page_size=page_size + 1,
-            before=before,
-        )
-        rows = [r for r in rows if self.authorize(call.principal, r, "ListTasks")]
+
+        async def fetch(size: int, cursor: tuple[int, str] | None) -> list[TaskRow]:
+            return await self.store.list(
+                call.tenant,
+                owner=owner,
+                context_id=context_id,
+                state=state,
+                status_after=after,
+                page_size=size,
+                before=cursor,
+            )
+
+        if self.authorize is owner_only:  # the store filters by owner itself
+            rows = await fetch(page_size + 1, before)
+            total = await self.store.count(
+                call.tenant, owner=owner, context_id=context_id, state=state, status_after=after
+            )
+        else:  # only the hook knows: read on until the page is full, count what it allows
+            rows = await self._visible_rows(call, fetch, page_size + 1, before)
+            total = len(await self._visible_rows(call, fetch, None, None))
         more = len(rows) > page_size
         rows = rows[:page_size]
-        total = await self.store.count(
-            call.tenant, owner=owner, context_id=context_id, state=state, status_after=after
-        )
         artifacts = params.include_artifacts is True
         tasks = [
             self._shape(_codec.decode(Task, r.task), history, artifacts=artifacts) for r in rows
@@ -612,6 +619,24 @@ class A2AServer:
         return ListTasksResponse(
             tasks=tasks, next_page_token=token, page_size=page_size, total_size=total
         )
+
+    async def _visible_rows(
+        self,
+        call: Call,
+        fetch: Callable[[int, tuple[int, str] | None], Awaitable[list[TaskRow]]],
+        limit: int | None,
+        before: tuple[int, str] | None,
+    ) -> list[TaskRow]:
+        """The rows `authorize` lets the caller list, in `list` order after `before`, at
+        most `limit` (`None`: all of them)."""
+        visible: list[TaskRow] = []
+        while limit is None or len(visible) < limit:
+            batch = await fetch(100, before)
+            visible += [r for r in batch if self.authorize(call.principal, r, "ListTasks")]
+            if len(batch) < 100:
+                break
+            before = (batch[-1].status_time, batch[-1].task_id)
+        return visible if limit is None else visible[:limit]
 
     async def cancel_task(self, params: CancelTaskRequest, call: Call) -> Task:
         row = await self._visible(call, params.id, "CancelTask")
