@@ -543,7 +543,10 @@ class A2AServer:
         if live.task is not None:  # a follow-up: the stream starts with the task
             snapshot = (live.last_seq, _codec.encode(StreamResponse(task=live.task)))
         self._start(live, context)
-        return self._drain(live, sub, snapshot, [])
+        history = None
+        if params.configuration is not None:
+            history = self._history_length(params.configuration.history_length, "historyLength")
+        return self._drain(live, sub, snapshot, [], history)
 
     def _drain(
         self,
@@ -551,8 +554,9 @@ class A2AServer:
         sub: Subscription,
         first: tuple[int | None, bytes] | None,
         backlog: list[tuple[int, bytes]],
+        history: int | None = None,
     ) -> TaskStream:
-        return TaskStream(self._evict, live, sub, first, backlog)
+        return TaskStream(self._evict, live, sub, first, backlog, history)
 
     # -- tasks ----------------------------------------------------------------------------
 

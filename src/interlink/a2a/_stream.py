@@ -5,15 +5,20 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+import msgspec
+
+from interlink.a2a import _codec
 from interlink.a2a._errors import InvalidAgentResponse
 from interlink.a2a._runtime import LiveTask, Subscription
+from interlink.a2a._types import StreamResponse, Task
 
 __all__ = ["TaskStream"]
 
 
 class TaskStream:
     """The events of one stream, taken in batches: `first` (the task snapshot), the
-    stored `backlog` (a resumed subscription), then what the subscription receives.
+    stored `backlog` (a resumed subscription), then what the subscription receives;
+    `task` events cut to `history` messages when the request asked for that.
 
     `batch(wait)` returns every event that is ready, so a transport writes them at once;
     `[]` when `wait` seconds passed without one (time for a keep-alive), `None` when the
@@ -28,8 +33,11 @@ class TaskStream:
         sub: Subscription,
         first: tuple[int | None, bytes] | None,
         backlog: list[tuple[int, bytes]],
+        history: int | None = None,
     ) -> None:
         self._on_close = on_close
+        #: the most history messages a `Task` on this stream may carry (historyLength)
+        self._history = history
         self._live = live
         self._sub = sub
         self._pending: list[tuple[int | None, bytes]] = [] if first is None else [first]
@@ -46,6 +54,8 @@ class TaskStream:
                     continue  # already sent from the stored log
                 ready.append((seq or None, payload))
             if ready:
+                if self._history is not None:
+                    ready = [(seq, _cut_history(p, self._history)) for seq, p in ready]
                 return ready
             if sub.closed:
                 live = self._live
@@ -69,3 +79,14 @@ class TaskStream:
     async def aclose(self) -> None:
         self._live.unsubscribe(self._sub)
         self._on_close(self._live)
+
+
+def _cut_history(payload: bytes, history: int) -> bytes:
+    """A `task` event with at most `history` messages of its history; others as they are."""
+    if not payload.startswith(b'{"task":'):
+        return payload
+    task = _codec.decode(StreamResponse, payload).task
+    if not isinstance(task, Task) or len(task.history) <= history:
+        return payload
+    cut = task.history[-history:] if history else []
+    return _codec.encode(StreamResponse(task=msgspec.structs.replace(task, history=cut)))
