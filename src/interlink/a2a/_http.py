@@ -19,7 +19,8 @@ import dataclasses
 import hashlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, MutableMapping, Sequence
-from email.utils import formatdate
+from datetime import UTC, datetime
+from email.utils import format_datetime, parsedate_to_datetime
 from typing import cast
 from urllib.parse import parse_qs
 
@@ -117,7 +118,8 @@ class A2AApp:
     def _publish(self, card: AgentCard) -> None:
         self._card = _codec.encode(card)
         self._etag = b'"' + hashlib.sha256(self._card).hexdigest()[:32].encode() + b'"'
-        self._modified = formatdate(usegmt=True).encode()
+        self._modified_at = datetime.now(UTC).replace(microsecond=0)
+        self._modified = format_datetime(self._modified_at, usegmt=True).encode()
         extensions = card.capabilities.extensions
         self._supported_extensions = {e.uri for e in extensions}
         self._required_extensions = {e.uri for e in extensions if e.required}
@@ -178,6 +180,24 @@ class A2AApp:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
+    def _not_modified(self, headers: dict[str, str]) -> bool:
+        """Whether a conditional GET of the card may be answered 304 (RFC 9110, 13.1):
+        `If-None-Match` (`*`, a list, weak comparison) wins over `If-Modified-Since`."""
+        tags = headers.get("if-none-match")
+        if tags is not None:
+            etag = self._etag.decode()
+            return any(
+                tag == "*" or tag.removeprefix("W/") == etag
+                for tag in (t.strip() for t in tags.split(","))
+            )
+        since = headers.get("if-modified-since")
+        if since is None:
+            return False
+        try:
+            return parsedate_to_datetime(since) >= self._modified_at
+        except (TypeError, ValueError):  # not an HTTP date: ignored, as the RFC says
+            return False
+
     async def _card_response(self, scope: Scope, send: Send) -> None:
         headers = _headers(scope)
         common = [
@@ -185,7 +205,7 @@ class A2AApp:
             (b"etag", self._etag),
             (b"last-modified", self._modified),
         ]
-        if headers.get("if-none-match", "").encode() == self._etag:
+        if self._not_modified(headers):
             await send({"type": "http.response.start", "status": 304, "headers": common})
             await send({"type": "http.response.body", "body": b""})
             return
