@@ -252,7 +252,8 @@ class A2AApp:
         if isinstance(message, Invalid):
             await _plain(send, 200, error_body(message.response()))
             return
-        if isinstance(message, Notification):  # never answered, not even with an error
+        if isinstance(message, Notification):  # carried out, never answered (not even
+            await self._notification(message, scope, principal)  # with an error)
             await send({"type": "http.response.start", "status": 204, "headers": []})
             await send({"type": "http.response.body", "body": b""})
             return
@@ -278,6 +279,20 @@ class A2AApp:
             await _plain(send, 200, _envelope(message.id, result), extra)
         else:
             await self._stream(message.id, result, receive, send, extra)
+
+    async def _notification(
+        self, message: Notification[msgspec.Raw], scope: Scope, principal: str
+    ) -> None:
+        """A request without an id (JSON-RPC 2.0, 4.1): done like any other, its answer
+        dropped; a stream it opens is closed at once (its task goes on)."""
+        headers = _headers(scope)
+        try:
+            result = await self._dispatch(message, self._call(scope, headers, principal), headers)
+        except Exception as exc:
+            logger.debug("A2A notification %s failed: %s", message.method, exc)
+            return
+        if isinstance(result, TaskStream):
+            await result.aclose()
 
     def _call(self, scope: Scope, headers: dict[str, str], principal: str) -> Call:
         version = headers.get("a2a-version", "").strip()
@@ -310,7 +325,10 @@ class A2AApp:
         )
 
     async def _dispatch(
-        self, request: Request[msgspec.Raw], call: Call, headers: dict[str, str]
+        self,
+        request: Request[msgspec.Raw] | Notification[msgspec.Raw],
+        call: Call,
+        headers: dict[str, str],
     ) -> bytes | TaskStream:
         method = METHODS.get(request.method)
         if method is None:
