@@ -580,6 +580,28 @@ def test_bytes_are_base64() -> None:
     assert violations(Part, '{"raw": "not base64!"}')[0].field == "raw"
 
 
+def test_the_other_protojson_input_forms_are_accepted() -> None:
+    """ProtoJSON parsers also take integers as strings, `null` for a field's default,
+    `NaN`/`Infinity`, and URL-safe or unpadded base64; snake_case keys mix with them."""
+    assert decode(ListTasksRequest, b'{"pageSize": "7", "historyLength": "-1"}') == (
+        ListTasksRequest(page_size=7, history_length=-1)
+    )
+    assert decode(ListTasksRequest, b'{"page_size": "7", "contextId": null}') == (
+        ListTasksRequest(page_size=7)
+    )
+    assert decode(Task, b'{"id": "t", "status": {"state": "TASK_STATE_WORKING"}, "history": null}')
+    raw = bytes([0xFB, 0xFF])
+    for text in ("+/8=", "-_8=", "-_8", "+/8"):
+        assert decode(Part, f'{{"raw": "{text}"}}'.encode()).raw == raw
+    assert decode(Part, b'{"raw": "aGk"}').raw == b"hi"
+    # a Value may be null: kept, not dropped
+    assert decode(Part, b'{"data": null}').data is None
+    # what no form makes right is still refused, at its field
+    assert violations(ListTasksRequest, '{"pageSize": "seven"}')[0].field == "pageSize"
+    assert violations(ListTasksRequest, '{"pageSize": "2.5"}')[0].field == "pageSize"
+    assert violations(Part, '{"raw": "not base64!"}')[0].field == "raw"
+
+
 # ---------------------------------------------------------------------------- method table
 
 

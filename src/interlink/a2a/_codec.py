@@ -81,9 +81,12 @@ def decode(type_: type[T], data: bytes | msgspec.Raw, *, check_required: bool = 
             decoder = _DECODERS.get(type_)
             if decoder is None:
                 decoder = _DECODERS[type_] = msgspec.json.Decoder(type_)
-            result = cast(T, decoder.decode(data))
+            try:
+                result = cast(T, decoder.decode(data))
+            except msgspec.ValidationError:  # perhaps ProtoJSON's other forms
+                result = _lenient(type_, data)
         else:
-            result = msgspec.convert(_camel_keys(msgspec.json.decode(data), type_, ""), type_)
+            result = _lenient(type_, data)
     except msgspec.DecodeError as exc:  # ValidationError is a DecodeError too
         raise ValidationError((_violation(type_, str(exc)),)) from None
     if check_required:
@@ -125,6 +128,7 @@ class _Field(NamedTuple):
     kind: str  # "one", "list" or "map": how a nested message sits in the field
     child: type[msgspec.Struct] | None  # the nested message type, if any
     type: object  # the field's value type, unwrapped
+    element: object  # the type of a list's or map's items; `type` for a single value
     zero_enum: enum.Enum | None  # the `*_UNSPECIFIED` member if the field is an enum
 
 
@@ -151,7 +155,9 @@ def _schema(type_: type[msgspec.Struct]) -> _Schema:
                 kind, element = "map", _unwrap(get_args(value_type)[1])
             child = element if _is_struct(element) else None
             zero = next(iter(value_type)) if _is_enum(value_type) else None
-            fields.append(_Field(info.name, info.encode_name, kind, child, value_type, zero))
+            fields.append(
+                _Field(info.name, info.encode_name, kind, child, value_type, element, zero)
+            )
         required = REQUIRED_FIELDS.get(type_, ())
         schema = _SCHEMAS[type_] = _Schema(
             by_key={key: f for f in fields for key in (f.name, f.json)},
@@ -184,8 +190,16 @@ def _unwrap(tp: object) -> object:
             return tp
 
 
-def _camel_keys(value: object, type_: type[msgspec.Struct], path: str) -> object:
-    """`value` with the keys of `type_` (and nested messages) renamed to their JSON names."""
+def _lenient(type_: type[T], data: bytes | msgspec.Raw) -> T:
+    """Decode what the typed decoder refused for its form, not its content: snake_case
+    keys, and the other forms a ProtoJSON parser accepts (`null` for a field's default,
+    integers as strings, `NaN`/`Infinity`, URL-safe or unpadded base64)."""
+    return msgspec.convert(_normalized(msgspec.json.decode(data), type_, ""), type_)
+
+
+def _normalized(value: object, type_: type[msgspec.Struct], path: str) -> object:
+    """`value` with the keys of `type_` (and nested messages) renamed to their JSON names
+    and its scalars in the one form each type takes (see `_lenient`)."""
     if not isinstance(value, dict):
         return value  # the conversion reports the type error
     schema = _schema(type_).by_key
@@ -201,17 +215,43 @@ def _camel_keys(value: object, type_: type[msgspec.Struct], path: str) -> object
             problem = f"given twice, as {given[entry.json]!r} and {key!r}"
             raise ValidationError((FieldViolation(where, problem),))
         given[entry.json] = key
+        if item is None and entry.type is not object:
+            continue  # ProtoJSON: null is the field's default (but a Value may be null)
         child = entry.child
-        if child is not None:
-            here = f"{path}.{entry.json}"
-            if entry.kind == "one":
-                item = _camel_keys(item, child, here)
-            elif entry.kind == "list" and isinstance(item, list):
-                item = [_camel_keys(v, child, f"{here}[{i}]") for i, v in enumerate(item)]
-            elif entry.kind == "map" and isinstance(item, dict):
-                item = {k: _camel_keys(v, child, f"{here}[{k!r}]") for k, v in item.items()}
+        here = f"{path}.{entry.json}"
+        if entry.kind == "one":
+            item = _scalar(item, entry.element) if child is None else _normalized(item, child, here)
+        elif entry.kind == "list" and isinstance(item, list):
+            if child is None:
+                item = [_scalar(v, entry.element) for v in item]
+            else:
+                item = [_normalized(v, child, f"{here}[{i}]") for i, v in enumerate(item)]
+        elif entry.kind == "map" and isinstance(item, dict):
+            if child is None:
+                item = {k: _scalar(v, entry.element) for k, v in item.items()}
+            else:
+                item = {k: _normalized(v, child, f"{here}[{k!r}]") for k, v in item.items()}
         out[entry.json] = item
     return out
+
+
+_INTEGER: Final = re.compile(r"-?[0-9]+")
+_FLOAT_WORDS: Final = frozenset({"NaN", "Infinity", "-Infinity"})
+
+
+def _scalar(item: object, type_: object) -> object:
+    """A scalar in the form the typed decoder takes (anything else is left for the
+    conversion to report)."""
+    if not isinstance(item, str):
+        return item
+    if type_ is int and _INTEGER.fullmatch(item):
+        return int(item)  # (64-bit integers travel as strings)
+    if type_ is float and (item in _FLOAT_WORDS or _INTEGER.fullmatch(item)):
+        return float(item)
+    if type_ is bytes:  # standard base64 with padding, from the URL-safe or unpadded forms
+        standard = item.replace("-", "+").replace("_", "/")
+        return standard + "=" * (-len(standard) % 4)
+    return item
 
 
 _EMPTYABLE: Final = (str, bytes, list, dict)
