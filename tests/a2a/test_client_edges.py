@@ -483,6 +483,52 @@ async def test_subscribe_waits_as_the_servers_retry_hint_says() -> None:
     assert server.posts()[-1].headers["last-event-id"] == "5"
 
 
+async def test_subscribe_takes_a_502_to_504_on_reconnect_as_a_failed_attempt() -> None:
+    """A proxy or a restarting server answers 503 for a moment: the re-subscription
+    tries again; an empty `id:` sends no `Last-Event-ID` (as EventSource)."""
+    calls = 0
+
+    async def rpc(request: Request, conn: Conn) -> None:
+        nonlocal calls
+        calls += 1
+        rpc_id = request.json()["id"]
+        if calls == 2:
+            await conn.respond(503, b"busy", "text/plain")
+            return
+        await conn.start_sse()
+        if calls == 1:
+            await conn.send(event(rpc_id, task_json("WORKING", "a"), ""))
+            conn.drop()
+        else:
+            await conn.send(event(rpc_id, update_json("COMPLETED", "c"), "7"))
+            await conn.end()
+
+    async with agent(rpc, reconnect=FAST) as (server, client):
+        async with asyncio.timeout(5):
+            got = [e async for e in client.subscribe("t1")]
+    assert [text(e.payload) for e in got] == ["a", "c"]
+    assert calls == 3
+    assert all("last-event-id" not in post.headers for post in server.posts())
+
+
+async def test_iter_tasks_stops_when_the_server_goes_round_in_circles() -> None:
+    pages = {"": "a", "a": "b", "b": "a"}  # a server bug: b leads back to a
+
+    async def rpc(request: Request, conn: Conn) -> None:
+        call = request.json()
+        token = call["params"].get("pageToken", "")
+        task = task_json("COMPLETED", token or "first")["task"]
+        result = {"tasks": [task], "pageSize": 1}
+        result |= {"totalSize": 9, "nextPageToken": pages[token]}
+        body = json.dumps({"jsonrpc": "2.0", "id": call["id"], "result": result})
+        await conn.respond(200, body.encode())
+
+    async with agent(rpc) as (_, client):
+        async with asyncio.timeout(5):
+            got = [text(task) async for task in client.iter_tasks(page_size=1)]
+    assert got == ["first", "a", "b"]
+
+
 async def test_subscribe_without_event_ids_resyncs_from_the_snapshot() -> None:
     """Module docstring: "a server that gives no event ids cannot resume, so there the
     snapshot is always delivered"."""

@@ -161,6 +161,10 @@ class _Subscription:
         return event_id not in self.seen
 
 
+#: HTTP statuses a re-subscription takes for a passing failure, not an answer
+_TRANSIENT: Final = frozenset({502, 503, 504})
+
+
 def _state_of(payload: StreamPayload) -> TaskState | None:
     if isinstance(payload, Task | TaskStatusUpdateEvent):
         return payload.status.state
@@ -386,7 +390,7 @@ class A2AClient:
         include_artifacts: bool | None = None,
     ) -> AsyncGenerator[Task, None]:
         """Every task `ListTasks` gives, page after page."""
-        token = ""
+        token, seen = "", set[str]()
         while True:
             page = await self.list_tasks(
                 context_id=context_id,
@@ -399,8 +403,9 @@ class A2AClient:
             )
             for task in page.tasks:
                 yield task
-            if not page.next_page_token or page.next_page_token == token:
-                return
+            seen.add(token)
+            if not page.next_page_token or page.next_page_token in seen:
+                return  # the end (or a server going round in circles)
             token = page.next_page_token
 
     async def cancel_task(self, task_id: str, *, metadata: dict[str, object] | None = None) -> Task:
@@ -418,7 +423,8 @@ class A2AClient:
             resuming = sub.last is not None or attempt > 0
             parser = SSEParser()
             # (UTF-8, as EventSource sends it: an id need not be ASCII)
-            headers = {} if sub.last is None else {"Last-Event-ID": sub.last.encode()}
+            # (none for an empty id, as EventSource does)
+            headers = {"Last-Event-ID": sub.last.encode()} if sub.last else {}
             first = True
             try:
                 stream = self._stream(SUBSCRIBE_TO_TASK, request, headers, parser)
@@ -458,6 +464,10 @@ class A2AClient:
                 return
             except (A2ATransportError, TimeoutError) as exc:
                 reason = exc
+            except A2AHttpError as exc:
+                if exc.status not in _TRANSIENT or not resuming:
+                    raise
+                reason = exc  # a proxy or a restarting server: try again
             hint = parser.retry if parser.retry is not None else hint
             attempt += 1
             if attempt > self.reconnect.attempts:

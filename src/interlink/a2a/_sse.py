@@ -44,8 +44,9 @@ class SSEEvent(NamedTuple):
     retry: int | None = None
 
 
-class SSEError(ValueError):
-    """The stream is not one we can read (an event over the size limit)."""
+class SSEError(InvalidAgentResponse, ValueError):
+    """The stream is not one we can read (an event over the size limit): an
+    `InvalidAgentResponse` (a `ValueError` too, as it always was)."""
 
 
 class UnexpectedResponse(InvalidAgentResponse):
