@@ -356,20 +356,23 @@ async def test_subscribe_resumes_when_the_server_ends_a_lagging_stream(serve: Se
 # -- stream_message: drops, idle streams, cancellation ------------------------------------
 
 
-async def test_stream_interrupted_says_how_to_resume_and_subscribe_resumes() -> None:
-    async def rpc(request: Request, conn: Conn) -> None:
-        body = request.json()
-        await conn.start_sse()
-        if body["method"] == "SendStreamingMessage":
-            await conn.send(event(body["id"], task_json("SUBMITTED"), "1"))
-            await conn.send(event(body["id"], update_json("WORKING", "a"), "2"))
-            conn.drop()
-        else:
-            await conn.send(event(body["id"], task_json("WORKING", "a")))
-            await conn.send(event(body["id"], update_json("COMPLETED", "b"), "3"))
-            await conn.end()
+async def dropped_after_working(request: Request, conn: Conn) -> None:
+    """A stream cut after event 2 (WORKING); the re-subscription gets the snapshot, then
+    event 3 (COMPLETED)."""
+    body = request.json()
+    await conn.start_sse()
+    if body["method"] == "SendStreamingMessage":
+        await conn.send(event(body["id"], task_json("SUBMITTED"), "1"))
+        await conn.send(event(body["id"], update_json("WORKING", "a"), "2"))
+        conn.drop()
+    else:
+        await conn.send(event(body["id"], task_json("WORKING", "a")))
+        await conn.send(event(body["id"], update_json("COMPLETED", "b"), "3"))
+        await conn.end()
 
-    async with agent(rpc) as (server, client):
+
+async def test_stream_interrupted_says_how_to_resume_and_subscribe_resumes() -> None:
+    async with agent(dropped_after_working) as (server, client):
         got: list[StreamEvent] = []
         with pytest.raises(StreamInterrupted) as broke:
             await collect(client.stream_message("hi"), got)
@@ -981,16 +984,7 @@ def test_cli_send_resubscribes_from_the_last_event_after_a_drop(
 
     async def rpc(request: Request, conn: Conn) -> None:
         seen.append(request)
-        body = request.json()
-        await conn.start_sse()
-        if body["method"] == "SendStreamingMessage":
-            await conn.send(event(body["id"], task_json("SUBMITTED"), "1"))
-            await conn.send(event(body["id"], update_json("WORKING", "a"), "2"))
-            conn.drop()
-        else:
-            await conn.send(event(body["id"], task_json("WORKING", "a")))
-            await conn.send(event(body["id"], update_json("COMPLETED", "b"), "3"))
-            await conn.end()
+        await dropped_after_working(request, conn)
 
     with raw_server_in_a_thread(rpc_server(rpc)) as url:
         code, out, err = run_cli(capsys, "send", url, "hi", "--json")
