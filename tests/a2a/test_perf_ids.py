@@ -24,7 +24,8 @@ def test_ids_are_version_4_uuids_in_canonical_form() -> None:
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_a_forked_child_does_not_reuse_the_parents_batch() -> None:
-    new_id()  # the parent now holds the rest of a batch
+    _executor._ids.clear()
+    new_id()  # the parent now holds the rest of a fresh batch
     assert _executor._ids
     read, write = os.pipe()
     pid = os.fork()
