@@ -66,6 +66,20 @@ def error_of(answer: Json) -> tuple[object, object]:
     return error["code"], error.get("data")
 
 
+CONFIG: list[s.SessionConfigOption] = [
+    s.SessionConfigOptionSelect(
+        id="model",
+        name="Model",
+        current_value="fast",
+        options=[
+            s.SessionConfigSelectOption(value="fast", name="Fast"),
+            s.SessionConfigSelectOption(value="smart", name="Smart"),
+        ],
+    ),
+    s.SessionConfigOptionBoolean(id="verbose", name="Verbose", current_value=False),
+]
+
+
 class RuleAgent(Agent):
     """Modes `ask`/`code`, a select option `model` (fast|smart), a boolean `verbose`."""
 
@@ -95,18 +109,7 @@ class RuleAgent(Agent):
                     s.SessionMode(id="code", name="Code"),
                 ],
             ),
-            config_options=[
-                s.SessionConfigOptionSelect(
-                    id="model",
-                    name="Model",
-                    current_value="fast",
-                    options=[
-                        s.SessionConfigSelectOption(value="fast", name="Fast"),
-                        s.SessionConfigSelectOption(value="smart", name="Smart"),
-                    ],
-                ),
-                s.SessionConfigOptionBoolean(id="verbose", name="Verbose", current_value=False),
-            ],
+            config_options=CONFIG,
         )
 
     async def load_session(self, params: s.LoadSessionRequest) -> s.LoadSessionResponse:
@@ -118,7 +121,7 @@ class RuleAgent(Agent):
     async def set_session_config_option(
         self, params: s.SetSessionConfigOptionRequest
     ) -> s.SetSessionConfigOptionResponse:
-        return s.SetSessionConfigOptionResponse(config_options=[])
+        return s.SetSessionConfigOptionResponse(config_options=CONFIG)  # (always all of it)
 
     async def delete_session(self, params: s.DeleteSessionRequest) -> s.DeleteSessionResponse:
         raise SessionNotFound(params.session_id)

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
 import msgspec
@@ -38,6 +39,8 @@ from interlink.acp._methods import MethodSpec
 from interlink.acp._registry import Handlers
 from interlink.aio import ByteReader, ByteWriter
 from interlink.jsonrpc import InvalidRequest, RpcError
+
+logger = logging.getLogger("interlink.acp")
 
 __all__ = ["Agent", "AgentSideConnection"]
 
@@ -131,7 +134,7 @@ _NEEDS_AUTH = frozenset(_HANDLERS) - {"initialize", "authenticate", "logout"}
 @dataclass
 class _Session:
     modes: set[str] | None = None
-    config: dict[str, object] = field(default_factory=dict)
+    config: dict[str, object] | None = None  # None: never announced
     prompt: asyncio.Task[object] | None = None
     cancelled: bool = False
 
@@ -178,15 +181,21 @@ class AgentSideConnection(Endpoint):
 
     # -- rules before decoding ---------------------------------------------------------
 
-    def _admit(self, method: str) -> None:
+    def _admit(self, method: str) -> Callable[[], None] | None:
         """The initialisation gate, applied as each request arrives: anything but one
-        `initialize` before the `initialize` answer is -32600."""
+        `initialize` before the `initialize` answer is -32600. An `initialize` that fails
+        (bad params, an error, a cancel) leaves the gate as it was: it may be sent again."""
         if method == "initialize":
             if self._initializing or self._initialized:
                 raise InvalidRequest(data={"detail": "the connection is already initialized"})
             self._initializing = True
-        elif not self._initialized:
+            return self._initialize_over
+        if not self._initialized:
             raise InvalidRequest(data={"detail": "initialize first"})
+        return None
+
+    def _initialize_over(self) -> None:
+        self._initializing = False
 
     def _check_request(self, spec: MethodSpec) -> None:
         if (
@@ -230,10 +239,7 @@ class AgentSideConnection(Endpoint):
         handler: Callable[[s.InitializeRequest], Awaitable[s.InitializeResponse]],
         params: s.InitializeRequest,
     ) -> s.InitializeResponse:
-        try:
-            response = await handler(params)
-        finally:
-            self._initializing = False
+        response = await handler(params)
         requested = params.protocol_version
         version = requested if requested in SUPPORTED_PROTOCOL_VERSIONS else LATEST_PROTOCOL_VERSION
         if response.protocol_version != version:
@@ -264,6 +270,15 @@ class AgentSideConnection(Endpoint):
                 raise
             task.uncancel()
             return s.PromptResponse(stop_reason="cancelled")
+        except Exception:
+            if not session.cancelled:
+                raise
+            # "Agents MUST catch these errors and return ... `cancelled`" (prompt-turn):
+            # a handler that turned the cancellation into an error of its own
+            logger.debug("session %s: cancelled prompt raised", params.session_id, exc_info=True)
+            if task is not None and task.cancelling():
+                task.uncancel()
+            return s.PromptResponse(stop_reason="cancelled")
         finally:
             session.prompt = None
 
@@ -275,7 +290,7 @@ class AgentSideConnection(Endpoint):
 
     def _check_config(self, session: _Session, params: object) -> None:
         config_id: str = getattr(params, "config_id", "")
-        if not session.config:
+        if session.config is None:  # never announced: the agent decides
             return
         if config_id not in session.config:
             raise RpcError.invalid_params(
@@ -293,6 +308,7 @@ class AgentSideConnection(Endpoint):
     async def _delete(self, params: s.DeleteSessionRequest) -> object:
         session = self._sessions.pop(params.session_id, None)
         if session is not None and session.prompt is not None:
+            session.cancelled = True  # (the prompt answers `cancelled`)
             session.prompt.cancel()
         try:
             return await self.agent.delete_session(params)

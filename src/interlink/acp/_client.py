@@ -23,12 +23,13 @@ from interlink.acp._endpoint import (
     Endpoint,
     ProtocolVersionError,
     capabilities_tree,
+    elicitation_mode_open,
 )
 from interlink.acp._methods import MethodSpec
 from interlink.acp._registry import Handlers
 from interlink.acp._transcript import Transcript
 from interlink.aio import ByteReader, ByteWriter
-from interlink.jsonrpc import ProtocolMisuse, RpcError
+from interlink.jsonrpc import InvalidParams, ProtocolMisuse, RpcError
 
 __all__ = ["Client", "ClientSideConnection"]
 
@@ -86,6 +87,13 @@ class Client(Handlers):
     async def ext_notification(self, method: str, params: object) -> None:
         return None
 
+
+#: prompt content blocks an agent takes only when it advertises them: (name, capability)
+_PROMPT_GATES: dict[type, tuple[str, str]] = {
+    s.ImageContent: ("image", "image"),
+    s.AudioContent: ("audio", "audio"),
+    s.EmbeddedResource: ("embedded resource", "embedded_context"),
+}
 
 _HANDLERS = {
     "session/update": "session_update",
@@ -168,6 +176,8 @@ class ClientSideConnection(Endpoint):
         if self.agent_info is None:
             raise ProtocolMisuse("call initialize() first and wait for its answer")
 
+    _check_ready = _ready  # (extension methods and notifications wait for it too)
+
     async def authenticate(self, method_id: str) -> s.AuthenticateResponse:
         self._ready()
         return cast(
@@ -246,8 +256,25 @@ class ClientSideConnection(Endpoint):
         blocks: list[s.ContentBlock] = (
             [s.TextContent(text=prompt)] if isinstance(prompt, str) else list(prompt)
         )
+        self._check_content(blocks)
         params = s.PromptRequest(session_id=session_id, prompt=blocks)
         return cast(s.PromptResponse, await self._call("session/prompt", params))
+
+    def _check_content(self, blocks: Sequence[object]) -> None:
+        """ "Clients MUST restrict types of content according to the Prompt Capabilities"
+        (prompt-turn): a block the agent did not advertise is refused here."""
+        assert self.agent_info is not None
+        capabilities = self.agent_info.agent_capabilities
+        allowed = getattr(capabilities, "prompt_capabilities", None)
+        if not isinstance(allowed, s.PromptCapabilities):  # none advertised
+            allowed = s.PromptCapabilities()
+        for i, block in enumerate(blocks):
+            kind, flag = _PROMPT_GATES.get(type(block), ("", ""))
+            if flag and not getattr(allowed, flag):
+                raise InvalidParams(
+                    f"the agent does not take {kind} content (promptCapabilities.{flag})",
+                    {"detail": f"prompt[{i}] is an {kind} block", "index": i},
+                )
 
     async def prompt_transcript(
         self, session_id: str, prompt: str | Sequence[s.ContentBlock]
@@ -265,6 +292,7 @@ class ClientSideConnection(Endpoint):
 
     async def cancel(self, session_id: str) -> None:
         """`session/cancel`; pending permission requests of the session answer cancelled."""
+        self._ready()
         for task in self._permissions.pop(session_id, set()):
             if not task.done():
                 self._cancelled.add(task)
@@ -277,6 +305,10 @@ class ClientSideConnection(Endpoint):
         handler = self._handler(spec.name)
         if handler is None:
             raise RpcError.method_not_found(spec.name)
+        if spec.name == "elicitation/create" and not elicitation_mode_open(
+            params, self.OWN_ROOT, self._own_caps
+        ):
+            raise InvalidParams(data={"detail": "the client did not advertise this mode"})
         if spec.name != "session/request_permission":
             return await handler(params)
         session_id = cast(s.RequestPermissionRequest, params).session_id

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, cast
 import msgspec
 
 from interlink.acp import _schema as s
+from interlink.acp._endpoint import elicitation_mode_open
+from interlink.jsonrpc import InvalidParams
 
 if TYPE_CHECKING:
     from interlink.acp._agent import AgentSideConnection
@@ -110,7 +112,12 @@ class ClientHandle:
     async def create_elicitation(
         self, params: s.CreateElicitationRequest
     ) -> s.CreateElicitationResponse:
-        result = await self._endpoint._call("elicitation/create", params)
+        endpoint = self._endpoint
+        endpoint._require("elicitation/create")  # (no elicitation at all: -32601)
+        if not elicitation_mode_open(params, endpoint.PEER_ROOT, endpoint._peer_caps):
+            # "Agents MUST NOT request a mode the Client has not advertised"
+            raise InvalidParams(data={"detail": "the client did not advertise this mode"})
+        result = await endpoint._call("elicitation/create", params)
         return cast(s.CreateElicitationResponse, result)
 
     async def complete_elicitation(self, elicitation_id: str) -> None:

@@ -85,6 +85,13 @@ def gate_open(gate: tuple[tuple[str, ...], ...], capabilities: dict[str, object]
     return False
 
 
+def elicitation_mode_open(params: object, root: str, capabilities: dict[str, object]) -> bool:
+    """Whether an `elicitation/create` in its mode (`form`, `url`) was advertised:
+    "Requests using a mode the Client has not advertised produce JSON-RPC -32602"."""
+    mode = getattr(getattr(type(params), "__struct_config__", None), "tag", None)
+    return not isinstance(mode, str) or gate_open(((root, "elicitation", mode),), capabilities)
+
+
 def capabilities_tree(root: str, capabilities: object) -> dict[str, object]:
     """`{root: capabilities as JSON values}`, the shape gate paths are written against."""
     if capabilities is msgspec.UNSET or capabilities is None:
@@ -234,13 +241,22 @@ class Endpoint:
         self._require(method)
         await self.connection.notify_raw(method, params)
 
+    def _check_ready(self) -> None:
+        """Raises when this side may not send yet (a client before `initialize`)."""
+
     async def ext_method(self, method: str, params: object = None) -> object:
         """Call an extension method (its name starts with `_`); the result as JSON values."""
         if not method.startswith("_"):
             raise ValueError("extension method names start with '_'")
-        return msgspec.json.decode(await self.connection.request_raw(method, params or {}))
+        self._check_ready()
+        try:
+            raw = await self.connection.request_raw(method, {} if params is None else params)
+        except ConnectionClosed as exc:
+            raise await self.closed_error(exc) from None
+        return msgspec.json.decode(raw)
 
     async def ext_notification(self, method: str, params: object = None) -> None:
         if not method.startswith("_"):
             raise ValueError("extension method names start with '_'")
-        await self.connection.notify_raw(method, params or {})
+        self._check_ready()
+        await self.connection.notify_raw(method, {} if params is None else params)

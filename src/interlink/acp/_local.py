@@ -22,10 +22,12 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import errno
 import itertools
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import uuid
 from collections.abc import Awaitable, Callable
@@ -348,8 +350,18 @@ class LocalClient(Client):
         return s.ReleaseTerminalResponse()
 
 
+def _regular(fd: int) -> int:
+    """`fd`, if it is a regular file: a FIFO, a device or a socket would block the
+    thread (and the answer) for as long as nobody writes to it."""
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file")
+    os.set_blocking(fd, True)
+    return fd
+
+
 def _read(path: Path, line: int | None, limit: int | None) -> str:
-    fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+    fd = _regular(os.open(path, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW))
     with open(fd, encoding="utf-8", newline="") as file:
         if line is None and limit is None:
             return file.read()
@@ -359,6 +371,13 @@ def _read(path: Path, line: int | None, limit: int | None) -> str:
 
 def _write(path: Path, content: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW, 0o666)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | _NOFOLLOW, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a FIFO nobody reads
+            raise OSError(errno.EINVAL, "not a regular file") from None
+        raise
+    fd = _regular(fd)
+    os.ftruncate(fd, 0)
     with open(fd, "w", encoding="utf-8", newline="") as file:
         file.write(content)

@@ -150,7 +150,7 @@ class Connection:
         self._notifications: dict[str, _NotificationEntry] = {}
         self._fallback_request: RawRequestHandler | None = None
         self._fallback_notification: RawNotificationHandler | None = None
-        self._admit: Callable[[str], None] | None = None
+        self._admit: Callable[[str], Callable[[], None] | None] | None = None
         self._pending: PendingRequests[asyncio.Future[_Response]] = PendingRequests()
         self._in_flight: dict[RequestId | None, asyncio.Task[None]] = {}
         self._batch_of: dict[RequestId | None, BatchReply] = {}
@@ -190,9 +190,11 @@ class Connection:
         """Handler for requests with no registered method (default: -32601)."""
         self._fallback_request = handler
 
-    def admit_requests(self, check: Callable[[str], None] | None) -> None:
+    def admit_requests(self, check: Callable[[str], Callable[[], None] | None] | None) -> None:
         """Check each request's method as it arrives, before any handler runs; raising
-        `RpcError` answers the request with it (a protocol's lifecycle gate)."""
+        `RpcError` answers the request with it (a protocol's lifecycle gate). What it
+        returns, if anything, is called once the request is over, however it ended
+        (answered, failed, refused by its params, cancelled before it started)."""
         self._admit = check
 
     def on_unknown_notification(self, handler: RawNotificationHandler | None) -> None:
@@ -531,13 +533,16 @@ class Connection:
             error = InvalidRequest(data={"detail": f"request id {request.id!r} is in flight"})
             self._finish_request(error.to_response(request.id), batch)
             return
+        release = None
         if self._admit is not None:
             try:
-                self._admit(request.method)
+                release = self._admit(request.method)
             except RpcError as exc:
                 self._finish_request(exc.to_response(request.id), batch)
                 return
         task = asyncio.create_task(self._serve(request, batch))
+        if release is not None:
+            task.add_done_callback(lambda _: release())
         self._in_flight[request.id] = task
         if batch is not None:
             self._batch_of[request.id] = batch
