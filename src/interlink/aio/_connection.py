@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import logging
 from collections import deque
@@ -75,6 +76,11 @@ __all__ = [
 ]
 
 logger = logging.getLogger("interlink.aio")
+
+#: the connection whose notification handler runs in this context (see `request_raw`)
+_handling: contextvars.ContextVar[Connection | None] = contextvars.ContextVar(
+    "interlink_handling", default=None
+)
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -165,6 +171,8 @@ class Connection:
         self._inbox_space = asyncio.Event()
         self._inbox_busy = False
         self._inbox_finished = False
+        #: ids of requests sent by a running notification handler (see `request_raw`)
+        self._direct: set[object] = set()
         self._tasks: list[asyncio.Task[None]] = []
         self._reading = False
         self._closing = False
@@ -268,6 +276,10 @@ class Connection:
             raise ConnectionClosed(self._close_reason)
         future: asyncio.Future[_Response] = asyncio.get_running_loop().create_future()
         id = self._pending.add(future)
+        if _handling.get() is self:
+            # Sent by a notification handler that waits for the answer: it is delivered
+            # at once, not after the notifications behind that handler (a deadlock).
+            self._direct.add(id)
         try:
             line = self.codec.encode_message(
                 Request(id=id, method=method, params=msgspec.UNSET if params is None else params)
@@ -285,6 +297,7 @@ class Connection:
                 raise ConnectionClosed(self._close_reason)
             response = await future
         except asyncio.CancelledError:
+            self._direct.discard(id)
             if self._pending.forget(id) and self.profile.cancel_method and not self._closing:
                 self._send_control(
                     Notification(method=self.profile.cancel_method, params=_Cancel(id))
@@ -459,7 +472,7 @@ class Connection:
         await self._enqueue(message)
 
     async def _receive_response(self, message: _Response) -> None:
-        if self._inbox or self._inbox_busy:
+        if (self._inbox or self._inbox_busy) and message.id not in self._direct:
             await self._enqueue(message)
         else:
             self._resolve(message)
@@ -472,6 +485,8 @@ class Connection:
         self._inbox_ready.set()
 
     def _resolve(self, message: _Response) -> None:
+        if self._direct:
+            self._direct.discard(message.id)
         future = self._pending.pop(message.id)
         if future is None:
             logger.warning("%s: response to unknown request id %r ignored", self.name, message.id)
@@ -491,6 +506,7 @@ class Connection:
             self._inbox_space.set()
             if type(item) is Notification:
                 self._inbox_busy = True
+                handling = _handling.set(self)
                 notification = item
                 entry = self._notifications.get(notification.method)
                 try:
@@ -508,6 +524,7 @@ class Connection:
                         "%s: notification handler for %s failed", self.name, notification.method
                     )
                 finally:
+                    _handling.reset(handling)
                     self._inbox_busy = False
             else:
                 self._resolve(cast(_Response, item))
