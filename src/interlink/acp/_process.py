@@ -7,7 +7,9 @@ stray `print()` (or a child process the agent starts) cannot corrupt the stream.
 `spawn_agent` starts an agent with the parent's environment (unless told otherwise),
 drains its stderr continuously into a bounded ring buffer (optionally forwarding it),
 and when the child exits, fails pending requests with `AgentExited`, which carries the
-exit code and the stderr tail. Closing is stdin EOF, wait, terminate, kill.
+exit code and the stderr tail (also when a grandchild it left behind still holds its
+stdout: half a second after the exit, our end of the pipe is closed). Closing is stdin
+EOF, wait, terminate, kill.
 """
 
 from __future__ import annotations
@@ -164,10 +166,14 @@ async def spawn_agent(
 
     connection.closed_error = exited  # type: ignore[method-assign]
     handle = AgentProcess(process, connection, ring)
+    watcher = asyncio.create_task(_end_input_at_exit(process), name="acp-agent-exit")
     try:
         async with connection:
             yield handle
     finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
         await _stop(process, close_timeout)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(drain, 2.0)
@@ -175,6 +181,49 @@ async def spawn_agent(
             drain.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await drain
+
+
+async def _end_input_at_exit(process: asyncio.subprocess.Process, grace: float = 0.5) -> None:
+    """Once the agent itself has exited and `grace` seconds have passed for the reader to
+    take what it wrote last, close our end of its stdout: a grandchild that inherited
+    the pipe would otherwise keep it open, and every pending request would wait forever
+    instead of failing with `AgentExited`."""
+    await _exit_of(process)
+    await asyncio.sleep(grace)
+    transport = getattr(process, "_transport", None)  # no public way to close the pipes
+    stdout = None if transport is None else transport.get_pipe_transport(1)
+    if stdout is not None and not stdout.is_closing():
+        stdout.close()
+
+
+async def _exit_of(process: asyncio.subprocess.Process) -> None:
+    """Until the agent process itself has exited (not its pipes: see `_exited`); on a
+    pidfd where the system has them, else by looking now and then."""
+    if process.returncode is not None:
+        return
+    try:
+        pidfd = os.pidfd_open(process.pid)
+    except (AttributeError, OSError):  # not Linux 5.3+, or already reaped
+        while _running(process):  # noqa: ASYNC110 - nothing else tells it here
+            await asyncio.sleep(0.1)
+        return
+    loop = asyncio.get_running_loop()
+    gone: asyncio.Future[None] = loop.create_future()
+
+    def exited() -> None:
+        if not gone.done():
+            gone.set_result(None)
+
+    loop.add_reader(pidfd, exited)
+    try:
+        await gone
+    finally:
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
+
+
+def _running(process: asyncio.subprocess.Process) -> bool:
+    return process.returncode is None
 
 
 async def _exited(process: asyncio.subprocess.Process, within: float) -> bool:
