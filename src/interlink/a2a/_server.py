@@ -357,7 +357,8 @@ class A2AServer:
             live.runner.add_done_callback(lambda _: self._evict(live))
 
     async def _visible(self, call: Call, task_id: str, operation: str) -> TaskRow:
-        row = await self.store.get(call.tenant, task_id) if task_id else None
+        usable = task_id and _id_problem(task_id) is None  # (no store holds another)
+        row = await self.store.get(call.tenant, task_id) if usable else None
         if row is None or not self.authorize(call.principal, row, operation):
             raise TaskNotFound(f"Task {task_id!r} not found", taskId=task_id)
         return row
@@ -388,6 +389,9 @@ class A2AServer:
         message = params.message
         if not message.parts:
             raise bad_request([("message.parts", "a message needs at least one part")])
+        _check_ids(
+            ("message.messageId", message.message_id), ("message.contextId", message.context_id)
+        )
         configuration = params.configuration
         inline = None
         if configuration is not None:
@@ -788,6 +792,7 @@ class A2AServer:
     def _push_config(
         call: Call, task_id: str, config: TaskPushNotificationConfig
     ) -> TaskPushNotificationConfig:
+        _check_ids(("id", config.id))
         return msgspec.structs.replace(
             config, id=config.id or new_id(), task_id=task_id, tenant=call.tenant
         )
@@ -822,7 +827,9 @@ class A2AServer:
     ) -> TaskPushNotificationConfig:
         self._require_push()
         row = await self._visible(call, params.task_id, "GetTaskPushNotificationConfig")
-        stored = await self.store.get_push_config(call.tenant, row.task_id, params.id)
+        stored = None
+        if _id_problem(params.id) is None:
+            stored = await self.store.get_push_config(call.tenant, row.task_id, params.id)
         if stored is None:
             raise TaskNotFound(f"push config {params.id!r} not found", taskId=row.task_id)
         return _codec.decode(TaskPushNotificationConfig, stored)
@@ -842,7 +849,8 @@ class A2AServer:
     ) -> None:
         self._require_push()
         row = await self._visible(call, params.task_id, "DeleteTaskPushNotificationConfig")
-        await self.store.delete_push_config(call.tenant, row.task_id, params.id)
+        if _id_problem(params.id) is None:  # (another is in no store: nothing to delete)
+            await self.store.delete_push_config(call.tenant, row.task_id, params.id)
 
     # -- cards ------------------------------------------------------------------------
 
@@ -854,15 +862,35 @@ class A2AServer:
         return self.extended_card
 
 
+#: the longest id a client may choose (a task's, context's, message's, push config's)
+MAX_ID = 1024
+
+
+def _id_problem(value: str) -> str | None:
+    """What makes `value` unusable as an id in every store, if anything."""
+    if len(value) > MAX_ID:
+        return f"is longer than {MAX_ID} characters"
+    if "\x00" in value:
+        return "contains a NUL character"
+    return None
+
+
+def _check_ids(*fields: tuple[str, str]) -> None:
+    """-32602 for client-chosen ids no store can hold alike (PostgreSQL's TEXT takes no
+    NUL, and its indexes no very long value)."""
+    violations = [(name, p) for name, value in fields if (p := _id_problem(value)) is not None]
+    if violations:
+        raise bad_request(violations)
+
+
 _store_users: dict[int, int] = {}
 
 
 async def _open_shared(store: TaskStore) -> None:
-    """Open a store once however many servers (tenants) share it."""
-    users = _store_users.get(id(store), 0)
-    if users == 0:
-        await store.open()
-    _store_users[id(store)] = users + 1
+    """Open a store once however many servers (tenants) share it (its `open` is
+    idempotent, also when they start at the same time)."""
+    await store.open()
+    _store_users[id(store)] = _store_users.get(id(store), 0) + 1
 
 
 async def _close_shared(store: TaskStore) -> None:
@@ -904,7 +932,7 @@ def _decode_token(token: str) -> tuple[int, str] | None:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
         time, _, task_id = raw.partition(":")
         micros = int(time)
-        if not 0 <= micros < 2**62:
+        if not -(2**62) < micros < 2**62:  # (an agent may date a status before 1970)
             return None
         return micros, task_id
     except (ValueError, binascii.Error, UnicodeDecodeError):

@@ -274,6 +274,7 @@ class PostgresTaskStore:
         self, dsn: str, *, schema: str = "interlink", min_size: int = 1, max_size: int = 10
     ) -> None:
         self.dsn = dsn
+        self._opening = asyncio.Lock()
         self.schema = _checked_schema(schema)
         self.channel = f"{schema}_events"
         """The NOTIFY channel of this schema."""
@@ -288,8 +289,11 @@ class PostgresTaskStore:
         self._listeners: set[_Listener] = set()
 
     async def open(self) -> None:
-        if self._pool is not None:
-            return
+        async with self._opening:  # (idempotent, also for calls at the same time)
+            if self._pool is None:
+                await self._open()
+
+    async def _open(self) -> None:
         try:
             pool = await asyncpg.create_pool(
                 self.dsn,

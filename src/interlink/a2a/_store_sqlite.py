@@ -215,6 +215,7 @@ class SqliteTaskStore:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self._opening = asyncio.Lock()
         self._executor: ThreadPoolExecutor | None = None
         self._conn: sqlite3.Connection | None = None
         """Used only on the executor's thread."""
@@ -222,8 +223,11 @@ class SqliteTaskStore:
         """Read-only, used only on the event loop's thread (by `get`)."""
 
     async def open(self) -> None:
-        if self._executor is not None:
-            return
+        async with self._opening:  # (idempotent, also for calls at the same time)
+            if self._executor is None:
+                await self._open()
+
+    async def _open(self) -> None:
         self._executor = ThreadPoolExecutor(1, thread_name_prefix="interlink-sqlite")
         try:
             self._conn = await self._call(self._executor, partial(_connect, str(self.path)))
