@@ -64,6 +64,8 @@ class MemoryTaskStore:
     def __init__(self) -> None:
         self._tasks: dict[_Key, TaskRow] = {}
         self._events: dict[_Key, list[bytes]] = {}
+        #: how many events of a task `prune` dropped (its log starts after them)
+        self._dropped: dict[_Key, int] = {}
         self._configs: dict[_Key, dict[str, _Config]] = {}
         self._outbox: dict[int, _Outbox] = {}
         self._serial = 0
@@ -138,7 +140,8 @@ class MemoryTaskStore:
         pruned = 0
         for key in old:
             pruned += len(self._events[key])
-            self._events[key] = []  # never appended to again: the task is over
+            self._events[key] = []
+            self._dropped[key] = self._tasks[key].last_seq  # (later events number on)
         for serial, queued in list(self._outbox.items()):
             if (queued.tenant, queued.task_id) in old:
                 del self._outbox[serial]
@@ -147,11 +150,13 @@ class MemoryTaskStore:
     async def events(
         self, tenant: str, task_id: str, after_seq: int = 0, limit: int = 1000
     ) -> builtins.list[EventRow]:
-        log = self._events.get((tenant, task_id), [])
-        start = max(after_seq, 0)
+        key = (tenant, task_id)
+        log = self._events.get(key, [])
+        dropped = self._dropped.get(key, 0)
+        start = max(after_seq - dropped, 0)
         return [
             EventRow(seq, payload)
-            for seq, payload in enumerate(log[start : start + max(limit, 0)], start + 1)
+            for seq, payload in enumerate(log[start : start + max(limit, 0)], dropped + start + 1)
         ]
 
     async def list(
@@ -279,7 +284,7 @@ class MemoryTaskStore:
                     seq=row.seq,
                     attempts=row.attempts,
                     config=config.config,
-                    payload=self._events[key][row.seq - 1],
+                    payload=self._events[key][row.seq - 1 - self._dropped.get(key, 0)],
                 )
             )
         return claimed
