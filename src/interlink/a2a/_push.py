@@ -423,6 +423,9 @@ class PushDelivery:
                 entry = lane.head()
                 assert entry is not None
                 async with self._slots:
+                    # waiting for a slot took time: still ours for a whole attempt?
+                    if self._stopping or not self._sendable(lane):
+                        break
                     failure = await self._attempt(entry.delivery)
                 await self._settle(lane, entry, failure)
         except Exception:  # a bug: the row is offered again when its claim ends
