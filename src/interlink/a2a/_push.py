@@ -78,6 +78,12 @@ def _allow_list(entries: Iterable[str]) -> _AllowList:
     return frozenset(_split_host_port(entry.strip()) for entry in entries)
 
 
+#: Each tenant's webhook allow list, by store: tenants sharing a store share its outbox,
+#: so the worker of one may claim another's deliveries; each is checked against the
+#: list of the tenant it belongs to (a tenant served by no worker here: public only).
+_TENANT_ALLOW: dict[int, dict[str, _AllowList]] = {}
+
+
 def _allows(allow: _AllowList, host: str, port: int) -> bool:
     return (host, None) in allow or (host, port) in allow
 
@@ -271,6 +277,7 @@ class PushDelivery:
         self.store = store
         self.allow_hosts = frozenset(allow_hosts)
         self._allow = _allow_list(self.allow_hosts)
+        self._tenants: frozenset[str] = frozenset({""})  # (see `serve`)
         self._own_client = client is None
         self._client = client or httpx.AsyncClient(
             limits=httpx.Limits(max_connections=concurrency),
@@ -300,6 +307,19 @@ class PushDelivery:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
+    def serve(self, tenants: Iterable[str]) -> None:
+        """Make this worker's allow list the one of `tenants`' deliveries, whichever
+        worker on the same store claims them (call before `start`)."""
+        self._tenants = frozenset(tenants)
+        table = _TENANT_ALLOW.setdefault(id(self.store), {})
+        for tenant in self._tenants:
+            table[tenant] = self._allow
+
+    def _allow_for(self, tenant: str) -> _AllowList:
+        if tenant in self._tenants:
+            return self._allow
+        return _TENANT_ALLOW.get(id(self.store), {}).get(tenant, frozenset())
+
     async def start(self) -> None:
         if self._dispatcher is not None:
             return
@@ -317,6 +337,12 @@ class PushDelivery:
         then cancel them (their rows are offered again when the claim expires)."""
         self._stopping = True
         self._wake.set()
+        table = _TENANT_ALLOW.get(id(self.store), {})
+        for tenant in self._tenants:
+            if table.get(tenant) is self._allow:
+                del table[tenant]
+        if not table:
+            _TENANT_ALLOW.pop(id(self.store), None)
         tasks = {lane.runner for lane in self._lanes.values() if lane.runner is not None}
         if self._dispatcher is not None:
             # Let a claim in progress return, so its rows are not leased to nobody.
@@ -489,7 +515,7 @@ class PushDelivery:
             headers[TOKEN_HEADER] = config.token
         try:
             async with asyncio.timeout(self.timeout):
-                target = await _target(config.url, self._allow)
+                target = await _target(config.url, self._allow_for(d.tenant))
                 request = self._client.build_request(
                     "POST",
                     target.url,

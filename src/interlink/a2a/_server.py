@@ -143,6 +143,7 @@ class A2AServer:
         a reason, or re-run when the executor is resumable."""
         await _open_shared(self.store)
         if self.push is not None:
+            self.push.serve(self.tenants)
             await self.push.start()
         if isinstance(self.store, SharedStore):
             # Other replicas may be running the active tasks: only those whose lease
