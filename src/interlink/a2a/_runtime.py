@@ -570,16 +570,13 @@ class LiveTask:
         encoded = _codec.encode(task)
 
         async def write() -> TaskRow:
-            if self.version == 0 and self.pending_push:
-                # configs before events, so the first events are queued for delivery too
-                row = task_row(task, tenant=self.tenant, owner=self.owner, encoded=encoded)
-                self.version = (await self.store.create(row, [])).version
-                for config_id, config in self.pending_push:
-                    await self.store.put_push_config(self.tenant, self.task_id, config_id, config)
-                self.pending_push.clear()
             if self.version == 0:
+                # (with the configs sent with the first message: their deliveries of the
+                # first events are queued in the same transaction)
                 row = task_row(task, tenant=self.tenant, owner=self.owner, encoded=encoded)
-                return await self.store.create(row, payloads)
+                created = await self.store.create(row, payloads, self.pending_push)
+                self.pending_push.clear()
+                return created
             return await self.store.append(
                 self.tenant,
                 self.task_id,

@@ -128,9 +128,16 @@ class TaskStore(Protocol):
 
     # -- tasks ------------------------------------------------------------------------
 
-    async def create(self, row: TaskRow, events: Sequence[bytes]) -> TaskRow:
+    async def create(
+        self,
+        row: TaskRow,
+        events: Sequence[bytes],
+        push_configs: Sequence[tuple[str, bytes]] = (),
+    ) -> TaskRow:
         """Store a new task (`row.version` and `row.last_seq` are ignored) with its first
-        events (numbered from 1); returns the stored row (version 1). Raises `TaskExists`."""
+        events (numbered from 1) and its first push configs `(config_id, config)`, whose
+        deliveries of those events are queued, all in one transaction; returns the stored
+        row (version 1). Raises `TaskExists`."""
         ...
 
     async def append(

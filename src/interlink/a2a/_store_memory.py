@@ -83,13 +83,27 @@ class MemoryTaskStore:
 
     # -- tasks ------------------------------------------------------------------------
 
-    async def create(self, row: TaskRow, events: Sequence[bytes]) -> TaskRow:
+    async def create(
+        self,
+        row: TaskRow,
+        events: Sequence[bytes],
+        push_configs: Sequence[tuple[str, bytes]] = (),
+    ) -> TaskRow:
         key = (row.tenant, row.task_id)
         if key in self._tasks:
             raise TaskExists(f"task {row.task_id} exists")
         stored = msgspec.structs.replace(row, version=1, last_seq=len(events))
         self._tasks[key] = stored
         self._events[key] = list(events)
+        for config_id, config in push_configs:
+            await self.put_push_config(row.tenant, row.task_id, config_id, config)
+        configs = self._configs.get(key, {})
+        for seq in range(1, len(events) + 1):
+            for config_id, held in configs.items():
+                serial = self._next_serial()
+                self._outbox[serial] = _Outbox(
+                    serial, row.tenant, row.task_id, config_id, held.serial, seq
+                )
         return stored
 
     async def append(

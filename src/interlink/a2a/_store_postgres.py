@@ -103,6 +103,16 @@ _DB_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutErr
 _Conn = asyncpg.Connection | PoolConnectionProxy
 
 # $13, $14: the writer's lease (owner, µs to run): whoever writes a task runs it.
+# An update keeps the row id: its place in the creation order and its queue.
+_PUT_CONFIG = """INSERT INTO push_configs (tenant, task_id, config_id, config)
+    VALUES ($1, $2, $3, $4) ON CONFLICT (tenant, task_id, config_id)
+    DO UPDATE SET config = excluded.config"""
+# The deliveries of a new task's first $3 events to its configs (`create` with configs).
+_QUEUE_FIRST = """INSERT INTO outbox (tenant, task_id, config_id, config_ref, seq)
+    SELECT p.tenant, p.task_id, p.config_id, p.id, s.seq
+    FROM generate_series(1, $3) AS s (seq)
+    JOIN push_configs AS p ON p.tenant = $1 AND p.task_id = $2
+    ORDER BY s.seq, p.id"""
 _CREATE = f"""WITH created AS (
         INSERT INTO tasks ({_TASK_COLUMNS}, lease_owner, lease_until)
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $13, {_NOW} + $14)
@@ -334,7 +344,12 @@ class PostgresTaskStore:
 
     # -- tasks ------------------------------------------------------------------------
 
-    async def create(self, row: TaskRow, events: Sequence[bytes]) -> TaskRow:
+    async def create(
+        self,
+        row: TaskRow,
+        events: Sequence[bytes],
+        push_configs: Sequence[tuple[str, bytes]] = (),
+    ) -> TaskRow:
         stored = msgspec.structs.replace(row, version=1, last_seq=len(events))
         prefix = _notify_prefix(row.tenant, row.task_id)
         args = (
@@ -346,12 +361,36 @@ class PostgresTaskStore:
             self.lease_ttl,
         )
         try:
-            await self._run("execute", _CREATE, *args)
+            if not push_configs:
+                await self._run("execute", _CREATE, *args)
+            else:
+                await self._create_with_configs(row, len(events), push_configs, args)
         except StoreError as exc:
             if isinstance(exc.__cause__, asyncpg.UniqueViolationError):
                 raise TaskExists(f"task {row.task_id} exists") from exc.__cause__
             raise
         return stored
+
+    async def _create_with_configs(
+        self,
+        row: TaskRow,
+        count: int,
+        push_configs: Sequence[tuple[str, bytes]],
+        args: tuple[object, ...],
+    ) -> None:
+        """`create` with push configs: the task, its configs and the deliveries of its
+        first events in one transaction."""
+        if self._pool is None:
+            raise self._error("store is not open")
+        configs = [(row.tenant, row.task_id, cid, config) for cid, config in push_configs]
+        try:
+            async with self._pool.acquire() as conn, conn.transaction():
+                await conn.execute(_CREATE, *args)
+                await conn.executemany(_PUT_CONFIG, configs)
+                if count:
+                    await conn.execute(_QUEUE_FIRST, row.tenant, row.task_id, count)
+        except _DB_ERRORS as exc:
+            raise self._error(exc) from exc
 
     async def append(
         self,
@@ -510,14 +549,8 @@ class PostgresTaskStore:
     async def put_push_config(
         self, tenant: str, task_id: str, config_id: str, config: bytes
     ) -> None:
-        # An update keeps the row id: its place in the creation order and its queue.
-        sql = (
-            "INSERT INTO push_configs (tenant, task_id, config_id, config)"
-            " VALUES ($1, $2, $3, $4) ON CONFLICT (tenant, task_id, config_id)"
-            " DO UPDATE SET config = excluded.config"
-        )
         try:
-            await self._run("execute", sql, tenant, task_id, config_id, config)
+            await self._run("execute", _PUT_CONFIG, tenant, task_id, config_id, config)
         except StoreError as exc:
             if isinstance(exc.__cause__, asyncpg.ForeignKeyViolationError):
                 raise StoreError(f"push config for unknown task {task_id}") from exc.__cause__

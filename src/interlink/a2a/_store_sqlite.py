@@ -114,6 +114,10 @@ _UPDATE_TASK = """UPDATE tasks
     SET task = ?, state = ?, status_time = ?, version = version + 1, last_seq = last_seq + ?
     WHERE tenant = ? AND task_id = ? AND version = ?
     RETURNING context_id, owner, version, last_seq"""
+# An update keeps the row id: its place in the creation order and its queue.
+_PUT_CONFIG = """INSERT INTO push_configs (tenant, task_id, config_id, config)
+    VALUES (?, ?, ?, ?) ON CONFLICT (tenant, task_id, config_id)
+    DO UPDATE SET config = excluded.config"""
 _QUEUE_DELIVERIES = """INSERT INTO outbox (tenant, task_id, config_id, config_ref, seq)
     SELECT p.tenant, p.task_id, p.config_id, p.id, e.seq
     FROM push_configs AS p
@@ -267,7 +271,12 @@ class SqliteTaskStore:
 
     # -- tasks ------------------------------------------------------------------------
 
-    async def create(self, row: TaskRow, events: Sequence[bytes]) -> TaskRow:
+    async def create(
+        self,
+        row: TaskRow,
+        events: Sequence[bytes],
+        push_configs: Sequence[tuple[str, bytes]] = (),
+    ) -> TaskRow:
         stored = msgspec.structs.replace(row, version=1, last_seq=len(events))
 
         @_transaction
@@ -283,6 +292,13 @@ class SqliteTaskStore:
                 _INSERT_EVENT,
                 [(row.tenant, row.task_id, seq, p) for seq, p in enumerate(events, 1)],
             )
+            if push_configs:
+                conn.executemany(
+                    _PUT_CONFIG,
+                    [(row.tenant, row.task_id, cid, config) for cid, config in push_configs],
+                )
+                if events:
+                    conn.execute(_QUEUE_DELIVERIES, (1, row.tenant, row.task_id))
             return stored
 
         return await self._run(create)
@@ -450,12 +466,7 @@ class SqliteTaskStore:
         # An update keeps the row id: its place in the creation order and its queue.
         def put(conn: sqlite3.Connection) -> None:
             try:
-                conn.execute(
-                    "INSERT INTO push_configs (tenant, task_id, config_id, config)"
-                    " VALUES (?, ?, ?, ?) ON CONFLICT (tenant, task_id, config_id)"
-                    " DO UPDATE SET config = excluded.config",
-                    (tenant, task_id, config_id, config),
-                )
+                conn.execute(_PUT_CONFIG, (tenant, task_id, config_id, config))
             except sqlite3.IntegrityError as exc:  # the foreign key: no such task
                 raise StoreError(f"push config for unknown task {task_id}") from exc
 
