@@ -262,6 +262,27 @@ async def test_an_error_raised_by_the_cancelled_prompt_still_answers_cancelled()
         assert (await turn).stop_reason == "cancelled"
 
 
+class SwallowingAgent(SessionAgent):
+    """Its prompt catches the cancellation and ends its turn as if nothing happened."""
+
+    async def prompt(self, params: s.PromptRequest) -> s.PromptResponse:
+        self.started.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.Event().wait()
+        return s.PromptResponse(stop_reason="end_turn")
+
+
+async def test_a_prompt_that_swallows_the_cancel_still_answers_cancelled() -> None:
+    agent = SwallowingAgent()
+    async with connected(agent, Client()) as conn:
+        await conn.initialize()
+        await conn.new_session("/tmp")
+        turn = asyncio.create_task(conn.prompt("s1", "hi"))
+        await agent.started.wait()
+        await conn.cancel("s1")
+        assert (await turn).stop_reason == "cancelled"
+
+
 class KillOnCancelAgent(SessionAgent):
     """Runs a command in a client terminal; on `session/cancel` it kills the command."""
 

@@ -195,6 +195,25 @@ async def test_spawned_agent_inherits_env_and_a_flood_of_stderr_does_not_stall()
         del os.environ["INTERLINK_TEST_VAR"]
 
 
+async def test_a_forward_stderr_callback_that_raises_does_not_stall_the_agent(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    forwarded: list[bytes] = []
+
+    def forward(chunk: bytes) -> None:
+        forwarded.append(chunk)
+        raise RuntimeError("the editor's log panel is gone")
+
+    async with asyncio.timeout(30), spawn_agent(NOISY, Quiet(), forward_stderr=forward) as proc:
+        await proc.agent.initialize()
+        session = await proc.agent.new_session("/tmp")
+        response = await proc.agent.prompt(session.session_id, "stderr")  # a flood of it
+        assert response.stop_reason == "end_turn"
+        assert "x" * 100 in proc.stderr_tail(2)  # still kept
+    assert len(forwarded) == 1  # not called again after it failed
+    assert "forward_stderr failed" in caplog.text
+
+
 async def test_an_agent_that_dies_fails_pending_requests_with_its_exit_code_and_stderr() -> None:
     async with asyncio.timeout(30), spawn_agent(NOISY, Quiet()) as proc:
         await proc.agent.initialize()

@@ -264,7 +264,12 @@ class AgentSideConnection(Endpoint):
         session.prompt = task
         try:
             handler = self.agent.registered("session/prompt") or self.agent.prompt
-            return await handler(params)
+            response = await handler(params)
+            if session.cancelled and isinstance(response, s.PromptResponse):
+                # the handler swallowed the cancellation: a cancelled turn still answers
+                # `cancelled` ("Agents MUST ... return the `cancelled` stop reason")
+                response = msgspec.structs.replace(response, stop_reason="cancelled")
+            return response
         except asyncio.CancelledError:
             if not session.cancelled or task is None:
                 raise

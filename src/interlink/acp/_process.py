@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -27,6 +28,8 @@ from interlink.aio._stdio import open_stdio
 from interlink.jsonrpc import ConnectionClosed
 
 __all__ = ["AgentExited", "AgentProcess", "run_agent", "serve_agent", "spawn_agent"]
+
+logger = logging.getLogger("interlink.acp")
 
 _STREAM_LIMIT = 4 * 1024 * 1024
 
@@ -77,7 +80,11 @@ class _StderrRing:
     async def drain(self, stream: asyncio.StreamReader) -> None:
         while chunk := await stream.read(65536):
             if self.forward is not None:
-                self.forward(chunk)
+                try:
+                    self.forward(chunk)
+                except Exception:  # draining must go on, or the agent blocks on a full pipe
+                    logger.exception("forward_stderr failed; the agent's stderr is still kept")
+                    self.forward = None
             self.buffer += chunk
             if len(self.buffer) > self.limit:
                 del self.buffer[: len(self.buffer) - self.limit]
