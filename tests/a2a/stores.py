@@ -1,5 +1,5 @@
-"""Task stores for tests: a memory store whose appends can be counted, delayed, failed
-or followed by a hook."""
+"""Task stores for tests: a memory store whose creates and appends can be counted,
+delayed, failed or followed by a hook."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from interlink.a2a._store_memory import MemoryTaskStore
 
 class HookedStore(MemoryTaskStore):
     """`append` records its size, awaits `before_append(n)` (the n-th append, from 1:
-    it may wait or raise), then appends, then calls `after_append(row)`."""
+    it may wait or raise), then appends, then calls `after_append(row)`; `create`
+    awaits `before_create(events)` first."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -20,6 +21,18 @@ class HookedStore(MemoryTaskStore):
 
     async def before_append(self, number: int) -> None:
         return None
+
+    async def before_create(self, events: Sequence[bytes]) -> None:
+        return None
+
+    async def create(
+        self,
+        row: TaskRow,
+        events: Sequence[bytes],
+        push_configs: Sequence[tuple[str, bytes]] = (),
+    ) -> TaskRow:
+        await self.before_create(events)
+        return await super().create(row, events, push_configs)
 
     def after_append(self, row: TaskRow) -> None:
         return None

@@ -36,6 +36,7 @@ from interlink.a2a._store_memory import MemoryTaskStore
 from interlink.a2a._store_sqlite import SqliteTaskStore
 from interlink.jsonrpc import InvalidParams
 from tests.a2a.agents import Scripted, card
+from tests.a2a.stores import HookedStore
 from tests.a2a.test_push import Receiver
 from tests.a2a.test_races import send
 from tests.a2a.test_store import COMPLETED, WORKING, make_store, row, walk
@@ -189,48 +190,23 @@ async def test_an_append_after_prune_is_numbered_after_last_seq(kind: str, tmp_p
 # -- the runtime: what a failed first write leaves behind -------------------------------------
 
 
-class FailFirstEvents(MemoryTaskStore):
+class FailFirstEvents(HookedStore):
     """The first write that carries events (a create or an append) fails."""
 
     def __init__(self) -> None:
         super().__init__()
         self.failed = False
 
-    def _maybe_fail(self, events: Sequence[bytes]) -> None:
-        if events and not self.failed:
+    def _fail_once(self, with_events: bool) -> None:
+        if with_events and not self.failed:
             self.failed = True
             raise StoreError("disk full")
 
-    async def create(
-        self,
-        row: TaskRow,
-        events: Sequence[bytes],
-        push_configs: Sequence[tuple[str, bytes]] = (),
-    ) -> TaskRow:
-        self._maybe_fail(events)
-        return await super().create(row, events, push_configs)
+    async def before_create(self, events: Sequence[bytes]) -> None:
+        self._fail_once(bool(events))
 
-    async def append(
-        self,
-        tenant: str,
-        task_id: str,
-        *,
-        expected_version: int,
-        task: bytes,
-        state: str,
-        status_time: int,
-        events: Sequence[bytes],
-    ) -> TaskRow:
-        self._maybe_fail(events)
-        return await super().append(
-            tenant,
-            task_id,
-            expected_version=expected_version,
-            task=task,
-            state=state,
-            status_time=status_time,
-            events=events,
-        )
+    async def before_append(self, number: int) -> None:
+        self._fail_once(self.appends[-1] > 0)  # (the size of this very append)
 
 
 @pytest.mark.parametrize("inline_push", [False, True])
