@@ -135,6 +135,18 @@ async def test_a_notification_is_still_executed(server: Served) -> None:
     assert listed["totalSize"] == 1
 
 
+async def test_a_missing_task_id_is_bad_params_not_an_unknown_task(server: Served) -> None:
+    for method, params, field in [
+        ("GetTask", {}, "id"),
+        ("CancelTask", {"id": ""}, "id"),
+        ("SubscribeToTask", {}, "id"),
+        ("GetTaskPushNotificationConfig", {"id": "c1"}, "taskId"),
+    ]:
+        answer = await server.call(method, params)
+        assert error_of(answer)[0] == -32602, (method, answer)
+        assert field in str(answer["error"]), (method, answer)
+
+
 async def test_a_streaming_notification_starts_the_task_and_sends_nothing(
     server: Served,
 ) -> None:

@@ -23,10 +23,9 @@ every attempt; the attempt then connects to the address just checked (URL pinned
 IP, `Host` header and TLS SNI keep the name), so a DNS answer that changes between check
 and connect cannot reach a refused address. Redirects are never followed.
 
-Limits: ordering holds within one process; a row in backoff when the process stopped
-may be overtaken by a later one of its lane after a restart (a store-side "head of lane"
-claim would close this). Pinned https connections are pooled by address: two names on
-one IP may share a TLS connection verified for the first.
+Limits: pinned https connections are pooled by address: two names on one IP may share a
+TLS connection verified for the first. (Ordering holds across restarts and replicas: the
+store offers only the head of each lane.)
 """
 
 from __future__ import annotations

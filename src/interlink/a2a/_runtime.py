@@ -90,6 +90,14 @@ def micros(moment: datetime | None) -> int:
     return int(moment.timestamp() * 1_000_000)
 
 
+def failure_text(exc: BaseException | None) -> str:
+    """What a client is told of a failure: a store's own words (paths, schemas, the
+    database's messages) stay in the server's log."""
+    if isinstance(exc, StoreError):
+        return "the task store failed (the server's log says why)"
+    return str(exc)
+
+
 def task_row(
     task: Task,
     *,

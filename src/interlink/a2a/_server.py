@@ -43,7 +43,14 @@ from interlink.a2a._executor import (
 )
 from interlink.a2a._push import PushDelivery, check_url
 from interlink.a2a._replicas import Replicas, SharedStore
-from interlink.a2a._runtime import INTERRUPTED_STATES, LiveTask, Sink, Subscription, micros
+from interlink.a2a._runtime import (
+    INTERRUPTED_STATES,
+    LiveTask,
+    Sink,
+    Subscription,
+    failure_text,
+    micros,
+)
 from interlink.a2a._store import (
     ACTIVE_STATES,
     TERMINAL_STATES,
@@ -358,7 +365,10 @@ class A2AServer:
             live.runner.add_done_callback(lambda _: self._evict(live))
 
     async def _visible(self, call: Call, task_id: str, operation: str) -> TaskRow:
-        usable = task_id and _id_problem(task_id) is None  # (no store holds another)
+        if not task_id:  # a REQUIRED field: bad params, not an unknown task
+            field = "taskId" if "PushNotification" in operation else "id"
+            raise bad_request([(field, "required field is missing or empty")])
+        usable = _id_problem(task_id) is None  # (no store holds another)
         row = await self.store.get(call.tenant, task_id) if usable else None
         if row is None or not self.authorize(call.principal, row, operation):
             raise TaskNotFound(f"Task {task_id!r} not found", taskId=task_id)
@@ -528,7 +538,7 @@ class A2AServer:
 
         await live.wait_for(answered)
         if live.direct_message is None and live.task is None:
-            raise InvalidAgentResponse(f"the agent did not answer: {live.failure}")
+            raise InvalidAgentResponse(f"the agent did not answer: {failure_text(live.failure)}")
         history = None
         if configuration is not None:
             history = self._history_length(configuration.history_length, "historyLength")

@@ -9,7 +9,7 @@ import msgspec
 
 from interlink.a2a import _codec
 from interlink.a2a._errors import InvalidAgentResponse
-from interlink.a2a._runtime import LiveTask, Subscription
+from interlink.a2a._runtime import LiveTask, Subscription, failure_text
 from interlink.a2a._types import StreamResponse, Task
 
 __all__ = ["TaskStream"]
@@ -60,7 +60,8 @@ class TaskStream:
             if sub.closed:
                 live = self._live
                 if live.failure is not None and live.task is None:
-                    raise InvalidAgentResponse(f"the agent did not answer: {live.failure}")
+                    why = failure_text(live.failure)
+                    raise InvalidAgentResponse(f"the agent did not answer: {why}")
                 return None
             sub.ready.clear()
             if wait is None:
