@@ -180,6 +180,16 @@ async def test_a_malformed_initialize_does_not_brick_the_connection(params: Json
         assert retry.get("result", {}).get("protocolVersion") == 1, retry
 
 
+async def test_a_second_initialize_while_the_first_waits_is_refused_locally() -> None:
+    async with raw_agent(Client()) as (conn, wire):
+        first = asyncio.create_task(conn.initialize())
+        await asyncio.sleep(0)  # (one turn: the first call is on its way)
+        with pytest.raises(ProtocolMisuse):
+            await conn.initialize()
+        await answer_initialize(wire)
+        assert (await first).protocol_version == 1
+
+
 async def test_cancel_before_initialize_is_refused_locally() -> None:
     async with raw_agent(Client()) as (conn, _):
         with pytest.raises(ProtocolMisuse):
@@ -202,6 +212,25 @@ async def test_session_close_during_a_prompt_answers_it_cancelled_and_forgets_th
             await conn.prompt("s1", "again")
         assert info.value.data == {"sessionId": "s1"}
         assert agent.calls == ["session/close"]
+
+
+class CancelHookAgent(SessionAgent):
+    async def cancel(self, params: s.CancelNotification) -> None:
+        self.calls.append(f"cancel {params.session_id}")
+
+
+async def test_session_close_calls_the_cancel_hook_before_the_close_handler() -> None:
+    """session-close: the agent cancels "as if `session/cancel` had been called", then
+    frees what the session held."""
+    agent = CancelHookAgent()
+    async with connected(agent, Client()) as conn:
+        await conn.initialize()
+        await conn.new_session("/tmp")
+        turn = asyncio.create_task(conn.prompt("s1", "hi"))
+        await agent.started.wait()
+        await conn.close_session("s1")
+        assert (await within(turn, "prompt after session/close")).stop_reason == "cancelled"
+    assert agent.calls == ["cancel s1", "session/close"]
 
 
 async def test_session_delete_during_a_prompt_still_answers_the_prompt() -> None:

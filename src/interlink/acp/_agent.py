@@ -226,6 +226,8 @@ class AgentSideConnection(Endpoint):
                 self._check_config(session, params)
         if name == "session/delete":
             return await self._delete(params)  # type: ignore[arg-type]
+        if name == "session/close":  # "as if session/cancel had been called", first
+            await self._cancel(getattr(params, "session_id"))  # noqa: B009
         result = await handler(params)
         if name == "authenticate":
             self._authenticated = True
@@ -327,10 +329,7 @@ class AgentSideConnection(Endpoint):
             session = self._sessions.setdefault(session_id, _Session())
             self._learn(session, result)
         elif name == "session/close":
-            closed = self._sessions.pop(getattr(params, "session_id"), None)  # noqa: B009
-            if closed is not None and closed.prompt is not None:
-                closed.cancelled = True
-                closed.prompt.cancel()
+            self._sessions.pop(getattr(params, "session_id"), None)  # noqa: B009
         elif name in ("session/set_config_option", "session/set_mode"):
             known = self._sessions.get(getattr(params, "session_id"))  # noqa: B009
             if known is not None:
@@ -359,12 +358,17 @@ class AgentSideConnection(Endpoint):
         if not self._initialized:
             return
         if spec.name == "session/cancel":
-            session = self._sessions.get(getattr(params, "session_id"))  # noqa: B009
-            if session is not None and session.prompt is not None and not session.prompt.done():
-                session.cancelled = True
-                session.prompt.cancel()
-            handler = self.agent.registered("session/cancel") or self.agent.cancel
-            await handler(params)  # type: ignore[arg-type]
+            await self._cancel(getattr(params, "session_id"), params)  # noqa: B009
+
+    async def _cancel(self, session_id: str, notification: object = None) -> None:
+        """`session/cancel`: the running prompt answers `cancelled`; the agent's hook
+        gets the notification (or one made up, for a `session/close`)."""
+        session = self._sessions.get(session_id)
+        if session is not None and session.prompt is not None and not session.prompt.done():
+            session.cancelled = True
+            session.prompt.cancel()
+        handler = self.agent.registered("session/cancel") or self.agent.cancel
+        await handler(notification or s.CancelNotification(session_id=session_id))  # type: ignore[arg-type]
 
     async def _ext_request(self, method: str, params: object) -> object:
         if not self._initialized:

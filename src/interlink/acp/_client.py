@@ -135,6 +135,7 @@ class ClientSideConnection(Endpoint):
         )
         self.client = client
         self.agent_info: s.InitializeResponse | None = None
+        self._initializing = False
         self._permissions: dict[str, set[asyncio.Task[object]]] = {}
         self._cancelled: set[asyncio.Task[object]] = set()
         self._transcripts: dict[str, list[Transcript]] = {}
@@ -148,8 +149,20 @@ class ClientSideConnection(Endpoint):
         client_info: s.Implementation | None = None,
         protocol_version: int = LATEST_PROTOCOL_VERSION,
     ) -> s.InitializeResponse:
-        if self.agent_info is not None:
+        if self.agent_info is not None or self._initializing:
             raise ProtocolMisuse("initialize was already called")
+        self._initializing = True  # (until answered: a second call would go out too)
+        try:
+            return await self._initialize(capabilities, client_info, protocol_version)
+        finally:
+            self._initializing = False
+
+    async def _initialize(
+        self,
+        capabilities: s.ClientCapabilities | None,
+        client_info: s.Implementation | None,
+        protocol_version: int,
+    ) -> s.InitializeResponse:
         caps = capabilities or s.ClientCapabilities()
         self._own_caps = capabilities_tree(self.OWN_ROOT, caps)
         result = cast(
