@@ -196,6 +196,27 @@ async def test_oversize_line_is_refused_and_skipped() -> None:
     await peer.close()
 
 
+async def test_an_answer_over_the_limit_fails_its_request_and_is_not_answered() -> None:
+    (r1, w1), (r2, w2) = await stream_pair()
+    conn = Connection(r1, w1, profile=Profile(max_message_size=1000))
+    peer = RawPeer(r2, w2)
+    async with conn, asyncio.timeout(10):
+        call = asyncio.create_task(conn.request_raw("big", {}))
+        request = as_json(await peer.recv())
+        answer_id = json.dumps(request["id"]).encode()
+        huge = b'{"jsonrpc":"2.0","id":' + answer_id + b',"result":"' + b"y" * 5000 + b'"}'
+        await peer.send(huge)
+        with pytest.raises(RpcError) as info:
+            await call
+        assert info.value.code == -32600
+        assert info.value.data["limit"] == 1000  # type: ignore[index]
+        # nothing went back for the answer: the next line the peer gets is a new request
+        follow = asyncio.create_task(conn.request_raw("small", {}))
+        assert as_json(await peer.recv())["method"] == "small"
+        follow.cancel()
+    await peer.close()
+
+
 async def test_notifications_run_one_at_a_time_in_order(
     pair: tuple[Connection, Connection],
 ) -> None:

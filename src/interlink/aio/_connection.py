@@ -28,6 +28,7 @@ import contextlib
 import contextvars
 import functools
 import logging
+import re
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeVar, cast
@@ -127,6 +128,28 @@ class _RequestEntry(msgspec.Struct, frozen=True):
 class _NotificationEntry(msgspec.Struct, frozen=True):
     params: type[object]
     handler: Callable[[object], Awaitable[None]]
+
+
+_ANSWER_ID = re.compile(rb'^\s*\{(?:[^{}\[\]]*?,)?\s*"id"\s*:\s*(-?[0-9]+|"(?:[^"\\]|\\.)*")\s*,')
+_ANSWER_KEY = re.compile(rb'"(?:result|error)"\s*:')
+_REQUEST_KEY = re.compile(rb'"method"\s*:')
+
+
+def _answer_id(head: bytes) -> RequestId | None:
+    """The id of the response a too-large line starts, when its head shows one: a
+    top-level `"id"` before its `"result"`/`"error"` and no `"method"` (None otherwise:
+    the line is answered as any oversize message is)."""
+    match = _ANSWER_ID.match(head)
+    if match is None or _REQUEST_KEY.search(head):
+        return None
+    result = _ANSWER_KEY.search(head, match.end())
+    if result is None:
+        return None
+    raw = match.group(1)
+    if raw.startswith(b'"'):
+        value = msgspec.json.decode(raw)
+        return value if isinstance(value, str) else None
+    return int(raw)
 
 
 class Connection:
@@ -434,6 +457,18 @@ class Connection:
         # isinstance narrows for the type checker; on this path it costs less than casts
         if isinstance(frame, Oversize):
             limit = self.profile.max_message_size
+            answered = _answer_id(frame.head)
+            future = None if answered is None else self._pending.pop(answered)
+            if future is not None:  # an answer too large for us: its caller is told
+                self._direct.discard(answered)
+                if not future.done():
+                    error = InvalidRequest(
+                        "Message too large",
+                        {"detail": f"the answer of {frame.size} bytes exceeds the limit",
+                         "limit": limit},
+                    )  # fmt: skip
+                    future.set_result(error.to_response(answered))
+                return  # (an answer is never answered)
             await self._send(encode_line(oversize(frame.size, limit).response()))
             return
         message = decode(frame, batches=self.profile.batches) if decoded is None else decoded

@@ -9,23 +9,28 @@ stays bounded by the limit and the stream goes on.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass, field
 
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "LineFramer", "Oversize"]
 
 DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
+HEAD_SIZE = 256
+"""How much of a skipped line `Oversize.head` keeps."""
 
 
-class Oversize(NamedTuple):
-    """A line over the limit was skipped; `size` is its length in bytes."""
+@dataclass(frozen=True, slots=True)
+class Oversize:
+    """A line over the limit was skipped; `size` is its length in bytes, `head` its first
+    `HEAD_SIZE` bytes (enough to tell, often, which request a too-large answer was for)."""
 
     size: int
+    head: bytes = field(default=b"", compare=False)
 
 
 class LineFramer:
     """Splits a byte stream into lines of at most `max_size` bytes."""
 
-    __slots__ = ("_buf", "_discarded", "_discarding", "max_size")
+    __slots__ = ("_buf", "_discarded", "_discarding", "_head", "max_size")
 
     def __init__(self, max_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
         if max_size < 1:
@@ -34,6 +39,7 @@ class LineFramer:
         self._buf = bytearray()
         self._discarding = False
         self._discarded = 0
+        self._head = b""
 
     @property
     def buffered(self) -> int:
@@ -53,7 +59,7 @@ class LineFramer:
                 if nl < 0:
                     self._discarded += end - pos
                     break
-                out.append(Oversize(self._discarded + nl - pos))
+                out.append(Oversize(self._discarded + nl - pos, self._head))
                 self._discarding = False
                 self._discarded = 0
                 pos = nl + 1
@@ -63,6 +69,7 @@ class LineFramer:
                 if len(buf) > limit:
                     self._discarding = True
                     self._discarded = len(buf)
+                    self._head = bytes(buf[:HEAD_SIZE])
                     buf.clear()
                 break
             if buf:
@@ -79,7 +86,7 @@ class LineFramer:
         """End of stream: a last line without its newline still counts."""
         out: list[bytes | Oversize] = []
         if self._discarding:
-            out.append(Oversize(self._discarded))
+            out.append(Oversize(self._discarded, self._head))
             self._discarding = False
             self._discarded = 0
         elif self._buf:
@@ -90,7 +97,7 @@ class LineFramer:
 
     def _emit(self, line: bytes, out: list[bytes | Oversize]) -> None:
         if len(line) > self.max_size:
-            out.append(Oversize(len(line)))
+            out.append(Oversize(len(line), line[:HEAD_SIZE]))
             return
         if line[-1:] == b"\r":
             line = line[:-1]
