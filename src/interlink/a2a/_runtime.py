@@ -31,6 +31,7 @@ from typing import NamedTuple
 import msgspec
 
 from interlink.a2a import _codec
+from interlink.a2a._errors import InvalidAgentResponse
 from interlink.a2a._executor import (
     AgentExecutor,
     Event,
@@ -90,12 +91,13 @@ def micros(moment: datetime | None) -> int:
     return int(moment.timestamp() * 1_000_000)
 
 
-def failure_text(exc: BaseException | None) -> str:
-    """What a client is told of a failure: a store's own words (paths, schemas, the
-    database's messages) stay in the server's log."""
-    if isinstance(exc, StoreError):
-        return "the task store failed (the server's log says why)"
-    return str(exc)
+def no_answer(failure: BaseException | None) -> InvalidAgentResponse:
+    """The error for a task that ended before the agent answered at all; a store's own
+    words (paths, schemas, the database's messages) stay in the server's log."""
+    why = str(failure)
+    if isinstance(failure, StoreError):
+        why = "the task store failed (the server's log says why)"
+    return InvalidAgentResponse(f"the agent did not answer: {why}")
 
 
 def task_row(

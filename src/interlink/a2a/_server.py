@@ -27,7 +27,6 @@ import msgspec
 from interlink.a2a import _codec
 from interlink.a2a._errors import (
     ExtendedAgentCardNotConfigured,
-    InvalidAgentResponse,
     PushNotificationNotSupported,
     TaskNotCancelable,
     TaskNotFound,
@@ -48,8 +47,8 @@ from interlink.a2a._runtime import (
     LiveTask,
     Sink,
     Subscription,
-    failure_text,
     micros,
+    no_answer,
 )
 from interlink.a2a._store import (
     ACTIVE_STATES,
@@ -71,6 +70,7 @@ from interlink.a2a._types import (
     ListTasksRequest,
     ListTasksResponse,
     Message,
+    SendMessageConfiguration,
     SendMessageRequest,
     SendMessageResponse,
     StreamResponse,
@@ -374,6 +374,13 @@ class A2AServer:
             raise TaskNotFound(f"Task {task_id!r} not found", taskId=task_id)
         return row
 
+    @classmethod
+    def _history_asked(cls, configuration: SendMessageConfiguration | None) -> int | None:
+        """The `historyLength` of a send's configuration (None: all of it)."""
+        if configuration is None:
+            return None
+        return cls._history_length(configuration.history_length, "historyLength")
+
     @staticmethod
     def _history_length(value: int | msgspec.UnsetType, field: str) -> int | None:
         if value is msgspec.UNSET:
@@ -538,11 +545,8 @@ class A2AServer:
 
         await live.wait_for(answered)
         if live.direct_message is None and live.task is None:
-            raise InvalidAgentResponse(f"the agent did not answer: {failure_text(live.failure)}")
-        history = None
-        if configuration is not None:
-            history = self._history_length(configuration.history_length, "historyLength")
-        return live, history
+            raise no_answer(live.failure)
+        return live, self._history_asked(configuration)
 
     def _send_response(self, live: LiveTask, history: int | None) -> SendMessageResponse:
         if live.direct_message is not None:
@@ -558,10 +562,7 @@ class A2AServer:
         if live.task is not None:  # a follow-up: the stream starts with the task
             snapshot = (live.last_seq, _codec.encode(StreamResponse(task=live.task)))
         self._start(live, context)
-        history = None
-        if params.configuration is not None:
-            history = self._history_length(params.configuration.history_length, "historyLength")
-        return self._drain(live, sub, snapshot, [], history)
+        return self._drain(live, sub, snapshot, [], self._history_asked(params.configuration))
 
     def _drain(
         self,
@@ -625,9 +626,11 @@ class A2AServer:
             total = await self.store.count(
                 call.tenant, owner=owner, context_id=context_id, state=state, status_after=after
             )
-        else:  # only the hook knows: read on until the page is full, count what it allows
-            rows = await self._visible_rows(call, fetch, page_size + 1, before)
-            total = len(await self._visible_rows(call, fetch, None, None))
+        else:  # only the hook knows: one scan of all it allows gives the total and the page
+            visible = await self._visible_rows(call, fetch)
+            total = len(visible)
+            rows = [r for r in visible if before is None or (r.status_time, r.task_id) < before]
+            rows = rows[: page_size + 1]
         more = len(rows) > page_size
         rows = rows[:page_size]
         artifacts = params.include_artifacts is True
@@ -643,19 +646,17 @@ class A2AServer:
         self,
         call: Call,
         fetch: Callable[[int, tuple[int, str] | None], Awaitable[list[TaskRow]]],
-        limit: int | None,
-        before: tuple[int, str] | None,
     ) -> list[TaskRow]:
-        """The rows `authorize` lets the caller list, in `list` order after `before`, at
-        most `limit` (`None`: all of them)."""
+        """Every row `authorize` lets the caller list, in `list` order (keyset order:
+        `(status_time, task_id)` descending)."""
         visible: list[TaskRow] = []
-        while limit is None or len(visible) < limit:
+        before = None
+        while True:
             batch = await fetch(100, before)
             visible += [r for r in batch if self.authorize(call.principal, r, "ListTasks")]
             if len(batch) < 100:
-                break
+                return visible
             before = (batch[-1].status_time, batch[-1].task_id)
-        return visible if limit is None else visible[:limit]
 
     async def cancel_task(self, params: CancelTaskRequest, call: Call) -> Task:
         row = await self._visible(call, params.id, "CancelTask")

@@ -8,8 +8,7 @@ from collections.abc import Callable
 import msgspec
 
 from interlink.a2a import _codec
-from interlink.a2a._errors import InvalidAgentResponse
-from interlink.a2a._runtime import LiveTask, Subscription, failure_text
+from interlink.a2a._runtime import LiveTask, Subscription, no_answer
 from interlink.a2a._types import StreamResponse, Task
 
 __all__ = ["TaskStream"]
@@ -60,8 +59,7 @@ class TaskStream:
             if sub.closed:
                 live = self._live
                 if live.failure is not None and live.task is None:
-                    why = failure_text(live.failure)
-                    raise InvalidAgentResponse(f"the agent did not answer: {why}")
+                    raise no_answer(live.failure)
                 return None
             sub.ready.clear()
             if wait is None:
