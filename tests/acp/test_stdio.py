@@ -223,3 +223,16 @@ async def test_an_agent_that_dies_fails_pending_requests_with_its_exit_code_and_
     assert info.value.returncode == 3
     assert "fatal: the agent gives up" in info.value.stderr_tail
     assert "exited with code 3" in str(info.value)
+
+
+async def test_a_spawned_agent_runs_in_a_session_of_its_own_unless_told_otherwise() -> None:
+    """So the Ctrl-C of the terminal an editor runs in does not kill its agents mid-turn
+    (Node resets an inherited "ignore SIGINT"); closing still ends the agent."""
+    async with asyncio.timeout(30), spawn_agent(EXAMPLE, Quiet()) as proc:
+        await proc.agent.initialize()
+        assert os.getsid(proc.pid) == proc.pid != os.getsid(0)
+        assert os.getpgid(proc.pid) == proc.pid != os.getpgid(0)
+    assert proc.returncode == 0  # ended by stdin EOF
+    async with asyncio.timeout(30), spawn_agent(EXAMPLE, Quiet(), start_new_session=False) as proc:
+        await proc.agent.initialize()
+        assert os.getsid(proc.pid) == os.getsid(0)

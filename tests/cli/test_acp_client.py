@@ -1,7 +1,8 @@
 """`interlink acp client` as a person runs it: a real subprocess talking to the example
-agent, non-interactively (`-p`) and interactively through a pseudo-terminal that is the
-client's controlling terminal, so `\\x03` is a real Ctrl-C (SIGINT to the foreground
-process group, which the agent is part of)."""
+agent (and to the agent on the official TypeScript SDK), non-interactively (`-p`) and
+interactively through a pseudo-terminal that is the client's controlling terminal, so
+`\\x03` is a real Ctrl-C (SIGINT to the foreground process group, which the agent must
+not be part of)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import io
 import os
 import re
 import select
+import shutil
 import subprocess
 import sys
 import time
@@ -19,6 +21,7 @@ import pytest
 
 from interlink.acp import schema as s
 from interlink.cli._acp_client import Renderer, Style
+from tests.interop.conftest import PEERS, TS_SDK_DIR, _unavailable
 
 AGENT = str(Path(__file__).resolve().parents[2] / "examples" / "acp_agent.py")
 CLIENT = [sys.executable, "-m", "interlink", "acp", "client"]
@@ -107,11 +110,11 @@ def test_an_agent_that_exits_is_a_one_line_error(tmp_path: Path) -> None:
 class Terminal:
     """The client on a pseudo-terminal: `expect` waits (bounded) for text on its screen."""
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, agent: list[str] | None = None) -> None:
         master, slave = os.openpty()
         env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"} | {"TERM": "xterm"}
         self.process = subprocess.Popen(
-            [sys.executable, "-c", CTTY, *CLIENT, "--", sys.executable, AGENT],
+            [sys.executable, "-c", CTTY, *CLIENT, "--", *(agent or [sys.executable, AGENT])],
             stdin=slave,
             stdout=slave,
             stderr=slave,
@@ -220,6 +223,100 @@ def test_ctrl_c_during_a_permission_question_cancels_the_turn(terminal: Terminal
     terminal.expect("> ")
     terminal.send(b"\x04")
     assert terminal.exit_code() == 0
+
+
+# -- the agent on the official TypeScript SDK: Node resets an inherited "ignore SIGINT" ---
+
+
+@pytest.fixture
+def ts_agent() -> list[str]:
+    node = shutil.which("node")
+    if node is None or not (TS_SDK_DIR / "package.json").is_file():
+        _unavailable("node or the TypeScript ACP SDK is missing (see tests/interop/peers)")
+    return [str(node), str(PEERS / "ts_agent.mjs")]
+
+
+def child_of(pid: int) -> int:
+    """The one child process of `pid` (Linux: read from /proc)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    assert len(children) == 1, children
+    return int(children[0])
+
+
+def wait_gone(pid: int, timeout: float = 20) -> None:
+    """Until process `pid` (not our child) has exited; bounded."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        ready, _, _ = select.select([pidfd], [], [], timeout)
+        assert ready, f"process {pid} still runs {timeout} s later"
+    finally:
+        os.close(pidfd)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc")
+def test_ctrl_c_cancels_a_node_agents_turn_through_the_protocol_only(
+    tmp_path: Path, ts_agent: list[str]
+) -> None:
+    term = Terminal(tmp_path, ts_agent)
+    try:
+        term.expect("Ctrl-D quits")
+        term.expect("> ")
+        agent = child_of(term.process.pid)
+        client_sid = os.getsid(term.process.pid)
+        assert os.getsid(agent) != client_sid  # not in the terminal's session
+        assert os.getpgid(agent) != os.getpgid(term.process.pid)  # nor its process group
+        term.send(b"slow\r")
+        term.expect("working")
+        term.send(b"\x03")  # the pty's INTR: SIGINT to the foreground process group
+        term.expect("cancelling — Ctrl-C again to quit")
+        term.expect("── cancelled")
+        term.expect("> ")
+        os.kill(agent, 0)  # still alive
+        term.send(b"hello after the cancel\r")
+        term.expect("hello after the cancel")  # echoed by the same agent
+        term.expect("── end_turn")
+        assert child_of(term.process.pid) == agent
+        term.send(b"slow\r")
+        term.expect("working")
+        term.send(b"\x03")
+        term.expect("cancelling")
+        term.send(b"\x03")
+        assert term.exit_code() == 130
+        assert "Traceback" not in term.screen
+        assert "exited with code" not in term.screen
+        wait_gone(agent)  # the client ended it on its way out
+    finally:
+        term.close()
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc")
+def test_a_client_killed_with_sigkill_leaves_no_agent_behind(
+    tmp_path: Path, ts_agent: list[str]
+) -> None:
+    client = subprocess.Popen(
+        [*CLIENT, "--", *ts_agent],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=tmp_path,
+    )
+    try:
+        assert client.stdout is not None
+        assert b"Ctrl-D quits" in client.stdout.readline()  # initialized, session open
+        agent = child_of(client.pid)
+        client.kill()
+        client.wait(timeout=20)
+        wait_gone(agent)  # its stdin reached EOF with the client's death
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait(timeout=20)
+        assert client.stdin is not None
+        client.stdin.close()
+        client.stdout.close()
 
 
 # -- the renderer on its own: what the example agent never sends --------------------------

@@ -9,7 +9,8 @@ drains its stderr continuously into a bounded ring buffer (optionally forwarding
 and when the child exits, fails pending requests with `AgentExited`, which carries the
 exit code and the stderr tail (also when a grandchild it left behind still holds its
 stdout: half a second after the exit, our end of the pipe is closed). Closing is stdin
-EOF, wait, terminate, kill.
+EOF, wait, terminate, kill. The agent runs in a session of its own, so a terminal's
+Ctrl-C reaches the editor only; if the editor dies, the agent's stdin reaches EOF.
 """
 
 from __future__ import annotations
@@ -131,14 +132,16 @@ async def spawn_agent(
     stderr_limit: int = 64 * 1024,
     max_message_size: int | None = None,
     unstable: bool = False,
-    start_new_session: bool = False,
+    start_new_session: bool = True,
     close_timeout: float = 5.0,
 ) -> AsyncIterator[AgentProcess]:
     """Start `command` as an ACP agent and connect `client` to it.
 
     `env` replaces the inherited environment; `extra_env` adds to it.
-    `start_new_session` puts the agent in its own session, so a terminal's Ctrl-C
-    (meant for an interactive client) does not reach it.
+    The agent runs in its own session (`start_new_session`, on by default), so the
+    Ctrl-C or hang-up of the terminal this process runs in does not reach it: a turn is
+    cancelled through the protocol, and the agent ends when we close (stdin EOF, then
+    terminate) or when this process dies (its stdin reaches EOF).
     """
     environment = dict(os.environ if env is None else env)
     environment.update(extra_env or {})

@@ -6,8 +6,9 @@ terminals are served for real by `LocalClient`; updates are rendered as they arr
 diffs as unified diffs); permission requests are put to the person (`--yes` allows).
 
 Ctrl-C: during a turn the first one sends `session/cancel` (the turn ends `cancelled`)
-and a second one quits; at the prompt it quits. The agent is started with SIGINT
-ignored (inherited through exec), so the terminal's Ctrl-C reaches only this process.
+and a second one quits; at the prompt it quits. The agent runs in a session of its own
+(Node-based agents reset an inherited "ignore SIGINT"), so the terminal's Ctrl-C reaches
+only this process and the agent learns of it through the protocol alone.
 Plain ANSI when stdout is a terminal and `NO_COLOR` is unset, plain text otherwise.
 """
 
@@ -420,14 +421,19 @@ class _Session:
 
         forward = _stderr_forwarder()
         loop = asyncio.get_running_loop()
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # inherited by the agent
+        loop.add_signal_handler(signal.SIGINT, self.on_sigint)
         try:
             async with (
                 LocalClient(cwd, ask_permission=self.ask_permission) as local,
-                spawn_agent(command, local, forward_stderr=forward, close_timeout=2.0) as agent,
+                spawn_agent(
+                    command,
+                    local,
+                    forward_stderr=forward,
+                    close_timeout=2.0,
+                    start_new_session=True,  # the terminal's Ctrl-C is ours, not the agent's
+                ) as agent,
             ):
                 local.on_update = self.render.on_update
-                loop.add_signal_handler(signal.SIGINT, self.on_sigint)
                 self.connection = agent.agent
                 info = s.Implementation(name="interlink", title=_PROG, version=__version__)
                 init = await self.race(
@@ -449,7 +455,6 @@ class _Session:
             self.render.line()
         finally:
             loop.remove_signal_handler(signal.SIGINT)
-            signal.signal(signal.SIGINT, previous)
         return 130 if self.interrupted else 0
 
 
