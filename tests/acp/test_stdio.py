@@ -236,3 +236,54 @@ async def test_a_spawned_agent_runs_in_a_session_of_its_own_unless_told_otherwis
     async with asyncio.timeout(30), spawn_agent(EXAMPLE, Quiet(), start_new_session=False) as proc:
         await proc.agent.initialize()
         assert os.getsid(proc.pid) == os.getsid(0)
+
+
+BANNER = [
+    sys.executable,
+    "-c",
+    "import runpy, sys; print('Starting v1.0', flush=True); sys.argv = sys.argv[1:]; "
+    "runpy.run_path(sys.argv[0], run_name='__main__')",
+    EXAMPLE[1],
+]
+
+
+async def test_a_line_on_the_agents_stdout_that_is_not_json_rpc_is_reported() -> None:
+    reported: list[str] = []
+    async with (
+        asyncio.timeout(30),
+        spawn_agent(BANNER, Quiet(), on_bad_output=reported.append) as proc,
+    ):
+        await proc.agent.initialize()
+    assert reported == [
+        "the agent wrote a line on its stdout that is not JSON-RPC (Parse error (-32700)):"
+        " 'Starting v1.0'; its stdout belongs to the protocol, anything else goes to stderr"
+    ]
+
+
+async def test_without_a_hook_the_agents_stray_stdout_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with asyncio.timeout(30), spawn_agent(BANNER, Quiet()) as proc:
+        await proc.agent.initialize()
+    [record] = [r for r in caplog.records if r.name == "interlink.acp"]
+    assert record.levelname == "WARNING"
+    assert "not JSON-RPC (Parse error (-32700)): 'Starting v1.0'" in record.getMessage()
+
+
+async def test_a_stray_line_over_the_size_limit_is_reported_with_its_first_bytes() -> None:
+    big = [
+        sys.executable,
+        "-c",
+        "import runpy, sys; print('y' * 5000, flush=True); sys.argv = sys.argv[1:]; "
+        "runpy.run_path(sys.argv[0], run_name='__main__')",
+        EXAMPLE[1],
+    ]
+    reported: list[str] = []
+    async with (
+        asyncio.timeout(30),
+        spawn_agent(big, Quiet(), max_message_size=1000, on_bad_output=reported.append) as proc,
+    ):
+        await proc.agent.initialize()
+    [message] = reported
+    assert "not JSON-RPC (Message too large (-32600))" in message
+    assert f"'{'y' * 200}' … (5000 bytes in all)" in message

@@ -107,6 +107,49 @@ def test_an_agent_that_exits_is_a_one_line_error(tmp_path: Path) -> None:
     assert run_client("-p", "hi", cwd=tmp_path).returncode == 2
 
 
+def test_an_agent_printing_instead_of_answering_is_shown_and_initialize_times_out(
+    tmp_path: Path,
+) -> None:
+    code = "import sys; print('hello'); print('x' * 1000, flush=True); sys.stdin.read()"
+    done = run_client(
+        "-p", "hi", "--init-timeout", "1.5", "--", sys.executable, "-c", code, cwd=tmp_path
+    )
+    assert done.returncode == 1
+    warnings = [line for line in done.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 2, done.stderr
+    assert "not JSON-RPC (Parse error (-32700)): 'hello';" in warnings[0]
+    assert "stdout belongs to the protocol" in warnings[0]
+    assert f"'{'x' * 200}' … (1000 bytes in all)" in warnings[1]  # its first 200 bytes
+    assert done.stderr.splitlines()[-1].startswith(
+        "interlink acp client: error: waited 1.5 s for the agent's answer to initialize, in"
+        " vain; 2 line(s) on its stdout were not JSON-RPC"
+    )
+
+
+def test_an_agent_printing_before_it_answers_is_shown_and_still_served(tmp_path: Path) -> None:
+    code = (
+        "import runpy, sys; print('Starting agent v1.0', flush=True); "
+        "sys.argv = [sys.argv[1]]; runpy.run_path(sys.argv[0], run_name='__main__')"
+    )
+    done = run_client("-p", "hi", "--", sys.executable, "-c", code, AGENT, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith("hi\n── end_turn\n")
+    assert "not JSON-RPC (Parse error (-32700)): 'Starting agent v1.0'" in done.stderr
+
+
+def test_a_silent_agent_times_out_saying_what_was_awaited(tmp_path: Path) -> None:
+    code = "import sys; sys.stdin.read()"
+    done = run_client(
+        "-p", "hi", "--init-timeout", "0.5", "--", sys.executable, "-c", code, cwd=tmp_path
+    )
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "interlink acp client: error: waited 0.5 s for the agent's answer to initialize, in"
+        " vain; nothing came on its stdout (an ACP agent answers on its stdout, one JSON-RPC"
+        " message a line; --init-timeout waits longer)"
+    ]
+
+
 class Terminal:
     """The client on a pseudo-terminal: `expect` waits (bounded) for text on its screen."""
 
@@ -315,6 +358,7 @@ def test_a_client_killed_with_sigkill_leaves_no_agent_behind(
             client.kill()
             client.wait(timeout=20)
         assert client.stdin is not None
+        assert client.stdout is not None
         client.stdin.close()
         client.stdout.close()
 

@@ -26,13 +26,14 @@ from contextlib import asynccontextmanager
 from interlink.acp._agent import Agent, AgentSideConnection
 from interlink.acp._client import Client, ClientSideConnection
 from interlink.aio._stdio import open_stdio
-from interlink.jsonrpc import ConnectionClosed
+from interlink.jsonrpc import ConnectionClosed, RpcError
 
 __all__ = ["AgentExited", "AgentProcess", "run_agent", "serve_agent", "spawn_agent"]
 
 logger = logging.getLogger("interlink.acp")
 
 _STREAM_LIMIT = 4 * 1024 * 1024
+_SHOWN = 200  # bytes of a line on the agent's stdout that is not JSON-RPC, when reported
 
 
 async def serve_agent(
@@ -134,6 +135,7 @@ async def spawn_agent(
     unstable: bool = False,
     start_new_session: bool = True,
     close_timeout: float = 5.0,
+    on_bad_output: Callable[[str], None] | None = None,
 ) -> AsyncIterator[AgentProcess]:
     """Start `command` as an ACP agent and connect `client` to it.
 
@@ -142,6 +144,10 @@ async def spawn_agent(
     Ctrl-C or hang-up of the terminal this process runs in does not reach it: a turn is
     cancelled through the protocol, and the agent ends when we close (stdin EOF, then
     terminate) or when this process dies (its stdin reaches EOF).
+    A line on the agent's stdout that is not JSON-RPC (a stray print) is answered as the
+    protocol says (-32700) and reported, its first 200 bytes with a reminder that stdout
+    belongs to the protocol: to `on_bad_output`, or as a warning on the `interlink.acp`
+    logger.
     """
     environment = dict(os.environ if env is None else env)
     environment.update(extra_env or {})
@@ -175,6 +181,10 @@ async def spawn_agent(
         return AgentExited(process.returncode, ring.tail())
 
     connection.closed_error = exited  # type: ignore[method-assign]
+    report = on_bad_output or _log_bad_output
+    connection.connection.on_invalid_input(
+        lambda head, size, error: report(bad_output_message(head, size, error))
+    )
     handle = AgentProcess(process, connection, ring)
     watcher = asyncio.create_task(_end_input_at_exit(process), name="acp-agent-exit")
     try:
@@ -191,6 +201,20 @@ async def spawn_agent(
             drain.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await drain
+
+
+def bad_output_message(head: bytes, size: int, error: RpcError) -> str:
+    """What to tell of a line of `size` bytes on the agent's stdout that is not a message."""
+    shown = head[:_SHOWN].decode("utf-8", "replace")
+    more = f" … ({size} bytes in all)" if size > _SHOWN else ""
+    return (
+        f"the agent wrote a line on its stdout that is not JSON-RPC ({error}): {shown!r}{more};"
+        " its stdout belongs to the protocol, anything else goes to stderr"
+    )
+
+
+def _log_bad_output(message: str) -> None:
+    logger.warning("%s", message)
 
 
 async def _end_input_at_exit(process: asyncio.subprocess.Process, grace: float = 0.5) -> None:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # imported where used, so that `interlink --version` stays fa
 
     from interlink.acp import ClientSideConnection, Transcript
     from interlink.acp import schema as s
+    from interlink.acp._local import LocalClient
     from interlink.jsonrpc import RpcError
 
 __all__ = ["LineReader", "Renderer", "Style", "add_parser", "run"]
@@ -51,11 +52,22 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     client.add_argument("--cwd", metavar="DIR", help="the session's directory (default: here)")
     client.add_argument("-p", "--prompt", metavar="TEXT", help="run one turn, print it, exit")
     client.add_argument("--yes", action="store_true", help="allow every permission request")
+    client.add_argument(
+        "--init-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=30.0,
+        help="how long to wait for the agent's answer to initialize (default: 30; 0: no limit)",
+    )
     client.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- AGENT_CMD [ARGS...]")
 
 
 class _Quit(Exception):
     """The person asked to quit (Ctrl-C outside a turn, or a second Ctrl-C)."""
+
+
+class _NoAnswer(Exception):
+    """The agent did not answer `initialize` in time."""
 
 
 class Style:
@@ -311,6 +323,12 @@ class _Session:
         self.session_id = ""
         self.turn: asyncio.Task[object] | None = None
         self.cancelling: asyncio.Task[None] | None = None
+        self.bad_lines = 0  # lines on the agent's stdout that were not JSON-RPC
+
+    def on_bad_output(self, message: str) -> None:
+        self.bad_lines += 1
+        sys.stdout.flush()
+        print(f"{_PROG}: warning: {message}", file=sys.stderr, flush=True)
 
     def on_sigint(self) -> None:
         import asyncio
@@ -323,22 +341,51 @@ class _Session:
         self.interrupted = True
         self.quit.set()
 
-    async def race(self, work: Awaitable[T]) -> T:
-        """`work`, unless the person quits first (then `_Quit`)."""
+    async def race(self, work: Awaitable[T], within: float | None = None) -> T:
+        """`work`, unless the person quits first (then `_Quit`) or `within` seconds pass
+        (then `TimeoutError`)."""
         import asyncio
 
         task = asyncio.ensure_future(work)
         quitting = asyncio.ensure_future(self.quit.wait())
         try:
-            await asyncio.wait({task, quitting}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                {task, quitting}, timeout=within, return_when=asyncio.FIRST_COMPLETED
+            )
         finally:
             quitting.cancel()
         if not task.done():
             task.cancel()
             with contextlib.suppress(BaseException):
                 await task
-            raise _Quit
+            if self.quit.is_set():
+                raise _Quit
+            raise TimeoutError
         return task.result()
+
+    async def initialize(self, local: LocalClient) -> s.InitializeResponse:
+        from interlink import __version__
+        from interlink.acp import schema as s
+
+        assert self.connection is not None
+        info = s.Implementation(name="interlink", title=_PROG, version=__version__)
+        limit = self.args.init_timeout
+        try:
+            return await self.race(
+                self.connection.initialize(local.capabilities(), client_info=info),
+                within=limit or None,
+            )
+        except TimeoutError:
+            noise = (
+                f"; {self.bad_lines} line(s) on its stdout were not JSON-RPC (see above)"
+                if self.bad_lines
+                else "; nothing came on its stdout"
+            )
+            raise _NoAnswer(
+                f"waited {limit:g} s for the agent's answer to initialize, in vain{noise}"
+                " (an ACP agent answers on its stdout, one JSON-RPC message a line;"
+                " --init-timeout waits longer)"
+            ) from None
 
     async def ask_permission(self, request: s.RequestPermissionRequest) -> str | None:
         from interlink.acp._local import allow_first, reject_first
@@ -414,8 +461,6 @@ class _Session:
     async def main(self, command: list[str], cwd: str) -> int:
         import asyncio
 
-        from interlink import __version__
-        from interlink.acp import schema as s
         from interlink.acp import spawn_agent
         from interlink.acp._local import LocalClient
 
@@ -431,14 +476,12 @@ class _Session:
                     forward_stderr=forward,
                     close_timeout=2.0,
                     start_new_session=True,  # the terminal's Ctrl-C is ours, not the agent's
+                    on_bad_output=self.on_bad_output,
                 ) as agent,
             ):
                 local.on_update = self.render.on_update
                 self.connection = agent.agent
-                info = s.Implementation(name="interlink", title=_PROG, version=__version__)
-                init = await self.race(
-                    self.connection.initialize(local.capabilities(), client_info=info)
-                )
+                init = await self.initialize(local)
                 session = await self.race(self.connection.new_session(cwd))
                 self.session_id = session.session_id
                 if self.args.prompt is not None:
@@ -481,6 +524,9 @@ def run(args: argparse.Namespace) -> int:
     if not command:
         print(f"{_PROG}: give the agent's command after --", file=sys.stderr)
         return 2
+    if args.init_timeout < 0:
+        print(f"{_PROG}: --init-timeout must not be negative", file=sys.stderr)
+        return 2
     if args.cwd is not None and not os.path.isdir(args.cwd):
         print(f"{_PROG}: not a directory: {args.cwd}", file=sys.stderr)
         return 2
@@ -494,6 +540,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"the agent {how}")
     except RpcError as exc:
         return _fail(f"the agent answered with an error: {describe(exc)}")
+    except _NoAnswer as exc:
+        return _fail(str(exc))
     except (ConnectionClosed, ProtocolVersionError, OSError) as exc:
         return _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
 
