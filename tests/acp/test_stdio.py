@@ -287,3 +287,33 @@ async def test_a_stray_line_over_the_size_limit_is_reported_with_its_first_bytes
     [message] = reported
     assert "not JSON-RPC (Message too large (-32600))" in message
     assert f"'{'y' * 200}' … (5000 bytes in all)" in message
+
+
+async def test_a_wire_tap_sees_both_directions_and_one_that_fails_stops_only_itself(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    seen: dict[str, bytearray] = {"recv": bytearray(), "send": bytearray()}
+
+    def tap(direction: str, data: bytes) -> None:
+        seen[direction] += data
+
+    async with asyncio.timeout(30), spawn_agent(EXAMPLE, Quiet(), wire_tap=tap) as proc:
+        await proc.agent.initialize()
+    [sent] = [json.loads(line) for line in seen["send"].splitlines()]
+    [received] = [json.loads(line) for line in seen["recv"].splitlines()]
+    assert sent["method"] == "initialize"
+    assert received["id"] == sent["id"]
+    assert received["result"]["protocolVersion"] == 1
+
+    calls: list[str] = []
+
+    def broken(direction: str, data: bytes) -> None:
+        calls.append(direction)
+        raise RuntimeError("the log window is gone")
+
+    async with asyncio.timeout(30), spawn_agent(EXAMPLE, Quiet(), wire_tap=broken) as proc:
+        await proc.agent.initialize()
+        session = await proc.agent.new_session("/tmp")
+        assert (await proc.agent.prompt(session.session_id, "hi")).stop_reason == "end_turn"
+    assert calls == ["send"]
+    assert "wire_tap failed" in caplog.text

@@ -7,6 +7,7 @@ not be part of)."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import select
@@ -16,11 +17,12 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from interlink.acp import schema as s
-from interlink.cli._acp_client import Renderer, Style
+from interlink.cli._acp_render import Renderer, Style, WireLog
 from tests.interop.conftest import PEERS, TS_SDK_DIR, _unavailable
 
 AGENT = str(Path(__file__).resolve().parents[2] / "examples" / "acp_agent.py")
@@ -147,6 +149,124 @@ def test_a_silent_agent_times_out_saying_what_was_awaited(tmp_path: Path) -> Non
         "interlink acp client: error: waited 0.5 s for the agent's answer to initialize, in"
         " vain; nothing came on its stdout (an ACP agent answers on its stdout, one JSON-RPC"
         " message a line; --init-timeout waits longer)"
+    ]
+
+
+def json_lines(stdout: str) -> list[dict[str, Any]]:
+    lines = [json.loads(line) for line in stdout.splitlines()]
+    assert all(isinstance(line, dict) for line in lines)
+    return lines
+
+
+def test_json_writes_each_update_and_then_the_stop_reason_as_one_line(tmp_path: Path) -> None:
+    done = run_client("--json", "-p", "hello world", "--", sys.executable, AGENT, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    *updates, end = json_lines(done.stdout)
+    assert end == {"stopReason": "end_turn"}
+    session_ids = {line["sessionId"] for line in updates}
+    assert len(session_ids) == 1  # the wire form of session/update's params, camelCase
+    kinds = [line["update"]["sessionUpdate"] for line in updates]
+    assert kinds == ["plan", "agent_message_chunk", "agent_message_chunk"]
+    assert "".join(line["update"]["content"]["text"] for line in updates[1:]) == "hello world"
+    assert "Plan" not in done.stderr  # nothing rendered for a person on top
+
+
+def test_json_shows_a_permission_request_and_its_answer_as_lines(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("first line\n")
+    allowed = run_client(
+        "--json", "-p", "tool notes.txt", "--yes", "--", sys.executable, AGENT, cwd=tmp_path
+    )
+    assert allowed.returncode == 0, allowed.stderr
+    lines = json_lines(allowed.stdout)
+    [asked] = [n for n, line in enumerate(lines) if "options" in line]
+    assert lines[asked]["toolCall"]["toolCallId"] == "call_1"
+    assert [o["optionId"] for o in lines[asked]["options"]] == ["allow", "reject"]
+    assert lines[asked + 1] == {"outcome": {"outcome": "selected", "optionId": "allow"}}
+    assert "first line" in json.dumps(lines[asked + 2 :])
+    assert lines[-1] == {"stopReason": "end_turn"}
+    assert "→ Allow (--yes)" in allowed.stderr  # what a person reads goes to stderr
+    rejected = subprocess.run(
+        [*CLIENT, "--json", "-p", "tool notes.txt", "--", sys.executable, AGENT],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+    )
+    assert rejected.returncode == 0, rejected.stderr
+    assert {"outcome": {"outcome": "selected", "optionId": "reject"}} in json_lines(rejected.stdout)
+
+
+FAILING_AGENT = """
+from interlink.acp import Agent, run_agent
+from interlink.acp import schema as s
+from interlink.jsonrpc import RpcError
+
+class Failing(Agent):
+    async def initialize(self, params):
+        return s.InitializeResponse(protocol_version=1)
+
+    async def new_session(self, params):
+        return s.NewSessionResponse(session_id="f")
+
+    async def prompt(self, params):
+        raise RpcError("the model is overloaded", {"retryAfter": 5}, code=-32050)
+
+run_agent(Failing())
+"""
+
+
+def test_json_writes_a_failed_turn_as_an_error_line(tmp_path: Path) -> None:
+    done = run_client("--json", "-p", "hi", "--", sys.executable, "-c", FAILING_AGENT, cwd=tmp_path)
+    assert done.returncode == 1
+    assert json_lines(done.stdout) == [
+        {"error": {"code": -32050, "message": "the model is overloaded", "data": {"retryAfter": 5}}}
+    ]
+    assert "the model is overloaded" in done.stderr.splitlines()[-1]
+
+
+def test_verbose_shows_the_json_rpc_traffic_on_stderr(tmp_path: Path) -> None:
+    done = run_client("--verbose", "-p", "hi", "--", sys.executable, AGENT, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith("hi\n── end_turn\n")  # stdout as without --verbose
+    trace = [line for line in done.stderr.splitlines() if line[:2] in ("→ ", "← ")]
+    sent = [json.loads(line[2:]) for line in trace if line.startswith("→ ")]
+    received = [json.loads(line[2:]) for line in trace if line.startswith("← ")]
+    assert [m.get("method") for m in sent] == ["initialize", "session/new", "session/prompt"]
+    assert received[0]["id"] == sent[0]["id"]
+    assert received[0]["result"]["protocolVersion"] == 1
+    assert received[-1] == {
+        "jsonrpc": "2.0",
+        "id": sent[2]["id"],
+        "result": {"stopReason": "end_turn"},
+    }
+    assert any(m.get("method") == "session/update" for m in received)
+
+
+def test_verbose_cuts_a_huge_line_and_says_so(tmp_path: Path) -> None:
+    done = run_client("--verbose", "-p", "x" * 50_000, "--", sys.executable, AGENT, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    trace = [line for line in done.stderr.splitlines() if line[:2] in ("→ ", "← ")]
+    assert all(len(line.encode()) < 2100 for line in trace)
+    prompt = next(line for line in trace if '"method":"session/prompt"' in line)
+    match = re.search(r" … \(cut: (\d+) bytes in all\)$", prompt)
+    assert match is not None
+    assert int(match[1]) > 50_000
+
+
+def test_the_wire_log_frames_lines_across_chunks_and_bounds_each() -> None:
+    out = io.StringIO()
+    log = WireLog(out, limit=10)
+    log("send", b'{"a":1}\n{"b"')
+    log("recv", b"0123456789abcdef")
+    log("send", b":2}\n")
+    log("recv", b"ghij\n\n")
+    assert out.getvalue().splitlines() == [
+        '→ {"a":1}',
+        '→ {"b":2}',
+        "← 0123456789 … (cut: 20 bytes in all)",
+        "← ",
     ]
 
 

@@ -16,19 +16,23 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import difflib
 import io
 import os
 import signal
 import sys
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TextIO, TypeVar
+from typing import TYPE_CHECKING, Literal, TextIO, TypeVar
+
+from interlink.cli._acp_render import JsonLines, Renderer, Style, WireLog
+
+if TYPE_CHECKING:
+    from interlink.acp._process import WireTap
 
 if TYPE_CHECKING:  # imported where used, so that `interlink --version` stays fast
     import asyncio
 
-    from interlink.acp import ClientSideConnection, Transcript
+    from interlink.acp import ClientSideConnection
     from interlink.acp import schema as s
     from interlink.acp._local import LocalClient
     from interlink.jsonrpc import RpcError
@@ -37,8 +41,6 @@ __all__ = ["LineReader", "Renderer", "Style", "add_parser", "run"]
 
 T = TypeVar("T")
 _PROG = "interlink acp client"
-_CONTENT_LINES = 12
-_DIFF_LINES = 80
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -59,6 +61,18 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=30.0,
         help="how long to wait for the agent's answer to initialize (default: 30; 0: no limit)",
     )
+    client.add_argument(
+        "--json",
+        action="store_true",
+        help="write each update as one JSON line on stdout (ACP wire form), a line with the "
+        "stop reason at the end of a turn, permission requests and answers as lines too; "
+        "everything for a person goes to stderr",
+    )
+    client.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show the JSON-RPC traffic on stderr (→ to the agent, ← from it)",
+    )
     client.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- AGENT_CMD [ARGS...]")
 
 
@@ -68,184 +82,6 @@ class _Quit(Exception):
 
 class _NoAnswer(Exception):
     """The agent did not answer `initialize` in time."""
-
-
-class Style:
-    """ANSI styling, or none."""
-
-    def __init__(self, color: bool) -> None:
-        self.color = color
-
-    def __call__(self, text: str, *codes: str) -> str:
-        return f"\x1b[{';'.join(codes)}m{text}\x1b[0m" if self.color and text else text
-
-    def dim(self, text: str) -> str:
-        return self(text, "2")
-
-
-_STATUS = {
-    "pending": "33",
-    "in_progress": "36",
-    "completed": "32",
-    "failed": "31",
-    "cancelled": "33",
-}
-_PLAN = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
-
-
-class Renderer:
-    """Writes a session's updates to `out` as they arrive."""
-
-    def __init__(self, out: TextIO, style: Style) -> None:
-        from interlink.acp import Transcript
-
-        self.out = out
-        self.style = style
-        self.turn: Transcript = Transcript()
-        self._stream: str | None = None  # the kind of text being streamed inline
-        self._line_start = True
-        self._plan: list[tuple[str, str]] = []
-
-    def start_turn(self) -> None:
-        from interlink.acp import Transcript
-
-        self.turn = Transcript()
-        self._plan = []
-
-    def write(self, text: str) -> None:
-        if text:
-            self.out.write(text)
-            self.out.flush()
-            self._line_start = text.endswith("\n")
-
-    def line(self, text: str = "") -> None:
-        """A line of its own (ending what was streamed inline first)."""
-        self.end_line()
-        self._stream = None
-        self.write(text + "\n")
-
-    def typed(self) -> None:
-        """The person ended a line on the terminal, whose echo moved to a new line."""
-        self._line_start = True
-        self._stream = None
-
-    def end_line(self) -> None:
-        if not self._line_start:
-            self.write("\n")
-
-    async def on_update(self, notification: s.SessionNotification) -> None:
-        self.update(notification.update)
-
-    def update(self, update: object) -> None:
-        from interlink.acp import schema as s
-        from interlink.acp._transcript import content_text
-
-        if isinstance(update, s.AgentMessageChunk | s.AgentThoughtChunk | s.UserMessageChunk):
-            kind = type(update).__name__
-            if kind != self._stream:
-                self.end_line()
-                if isinstance(update, s.UserMessageChunk):
-                    self.write(self.style("> ", "1"))
-            self._stream = kind
-            text = content_text(update.content)
-            self.write(text if isinstance(update, s.AgentMessageChunk) else self.style.dim(text))
-        elif isinstance(update, s.ToolCall | s.ToolCallUpdated):
-            self._tool_call(update)  # adds it to the turn itself
-            return
-        elif isinstance(update, s.Plan):
-            self._show_plan(update.entries)
-        elif isinstance(update, s.CurrentModeUpdate):
-            self.line(self.style.dim(f"mode: {update.current_mode_id}"))
-        elif isinstance(update, s.SessionInfoUpdate) and isinstance(update.title, str):
-            self.line(self.style.dim(f"title: {update.title}"))
-        elif isinstance(update, s.AvailableCommandsUpdate) and update.available_commands:
-            names = " ".join(f"/{command.name}" for command in update.available_commands)
-            self.line(self.style.dim(f"commands: {names}"))
-        self.turn.add(update)
-
-    def _status(self, status: str) -> str:
-        return self.style(status, _STATUS.get(status, "0"))
-
-    def _tool_call(self, update: s.ToolCall | s.ToolCallUpdated) -> None:
-        from interlink.acp import schema as s
-
-        before = self.turn.tool_calls.get(update.tool_call_id)
-        old_status, old_title = (before.status, before.title) if before else (None, None)
-        self.turn.add(update)
-        call = self.turn.tool_calls[update.tool_call_id]
-        title = self.style(call.title or call.id, "1")
-        if isinstance(update, s.ToolCall) or old_status is None:
-            self.line(f"⏺ {title} … {self._status(call.status)}")
-        elif call.status != old_status:
-            self.line(f"⏺ {title} … {self._status(old_status)} → {self._status(call.status)}")
-        elif call.title != old_title:
-            self.line(f"⏺ {title} … {self._status(call.status)}")
-        if isinstance(update.content, list):
-            for item in update.content:
-                self._tool_content(item)
-
-    def _tool_content(self, item: object) -> None:
-        from interlink.acp import schema as s
-        from interlink.acp._transcript import content_text
-
-        if isinstance(item, s.Content):
-            lines = content_text(item.content).splitlines()
-            for text in lines[:_CONTENT_LINES]:
-                self.line(self.style.dim(f"  │ {text}"))
-            if len(lines) > _CONTENT_LINES:
-                self.line(self.style.dim(f"  │ … {len(lines) - _CONTENT_LINES} more lines"))
-        elif isinstance(item, s.Diff):
-            old = item.old_text if isinstance(item.old_text, str) else None
-            diff = list(
-                difflib.unified_diff(
-                    (old or "").splitlines(),
-                    item.new_text.splitlines(),
-                    "/dev/null" if old is None else f"a/{item.path}",
-                    f"b/{item.path}",
-                    lineterm="",
-                )
-            )
-            for text in diff[:_DIFF_LINES]:
-                code = {"+": "32", "-": "31", "@": "36"}.get(text[:1], "0")
-                self.line("  " + self.style(text, code))
-            if len(diff) > _DIFF_LINES:
-                self.line(self.style.dim(f"  … {len(diff) - _DIFF_LINES} more diff lines"))
-        elif isinstance(item, s.Terminal):
-            self.line(self.style.dim(f"  [terminal {item.terminal_id}]"))
-
-    def _show_plan(self, entries: list[s.PlanEntry]) -> None:
-        plan = [(str(entry.status), entry.content) for entry in entries]
-        if plan == self._plan:
-            return
-        self._plan = plan
-        self.line(self.style("Plan", "1"))
-        for status, content in plan:
-            mark = _PLAN.get(status, "[?]")
-            self.line(f"  {self.style(mark, _STATUS.get(status, '0'))} {content}")
-
-    def unfinished(self, status: str) -> None:
-        """The turn ended, maybe without the agent saying so: mark calls still running."""
-        for call in self.turn.tool_calls.values():
-            if call.status in ("pending", "in_progress"):
-                title = self.style(call.title or call.id, "1")
-                self.line(f"⏺ {title} … {self._status(call.status)} → {self._status(status)}")
-                call.status = status
-
-    def stop(self, reason: str) -> None:
-        if reason == "cancelled":
-            self.unfinished("cancelled")
-        code = "2" if reason == "end_turn" else "33"
-        self.line(self.style(f"── {reason}", code))
-
-    def permission(self, request: s.RequestPermissionRequest) -> None:
-        call = self.turn.tool_calls.get(request.tool_call.tool_call_id)
-        title = request.tool_call.title
-        name = title if isinstance(title, str) else (call.title if call else "a tool call")
-        self.line(
-            self.style("? ", "1;35") + f"The agent asks permission for {self.style(name, '1')}"
-        )
-        for number, option in enumerate(request.options, 1):
-            self.line(f"  {number}) {option.name} {self.style.dim(f'({option.kind})')}")
 
 
 class LineReader:
@@ -312,10 +148,12 @@ class _Session:
     def __init__(self, args: argparse.Namespace, out: TextIO) -> None:
         import asyncio
 
-        color = out.isatty() and not os.environ.get("NO_COLOR")
+        human = sys.stderr if args.json else out  # --json keeps stdout for the lines
+        color = human.isatty() and not os.environ.get("NO_COLOR")
         self.args = args
         self.style = Style(color)
-        self.render = Renderer(out, self.style)
+        self.render = Renderer(human, self.style)
+        self.lines = JsonLines(out) if args.json else None
         self.input = LineReader(sys.stdin.fileno())
         self.quit = asyncio.Event()
         self.interrupted = False
@@ -388,8 +226,16 @@ class _Session:
             ) from None
 
     async def ask_permission(self, request: s.RequestPermissionRequest) -> str | None:
+        choice = await self._permission(request)
+        if self.lines is not None:
+            self.lines.answer(choice)
+        return choice
+
+    async def _permission(self, request: s.RequestPermissionRequest) -> str | None:
         from interlink.acp._local import allow_first, reject_first
 
+        if self.lines is not None:
+            self.lines.write(request)
         self.render.permission(request)
         options = request.options
         policy, why = None, ""
@@ -428,6 +274,8 @@ class _Session:
         try:
             response = await self.race(self.turn)
         except RpcError as exc:
+            if self.lines is not None:
+                self.lines.write({"error": exc.to_error_object()})
             if self.args.prompt is not None:
                 raise
             self.render.unfinished("failed")
@@ -435,7 +283,10 @@ class _Session:
             return
         finally:
             await self._cancel_sent()
-        self.render.stop(str(response.stop_reason))
+        if self.lines is not None:
+            self.lines.write(response)
+        else:
+            self.render.stop(str(response.stop_reason))
 
     async def _cancel_sent(self) -> None:
         if self.cancelling is not None:
@@ -458,6 +309,17 @@ class _Session:
             if text:
                 await self.prompt_turn(text)
 
+    def wire_log(self) -> WireTap | None:
+        if not self.args.verbose:
+            return None
+        log = WireLog(sys.stderr)
+
+        def tap(direction: Literal["recv", "send"], data: bytes) -> None:
+            sys.stdout.flush()
+            log(direction, data)
+
+        return tap
+
     async def main(self, command: list[str], cwd: str) -> int:
         import asyncio
 
@@ -477,9 +339,10 @@ class _Session:
                     close_timeout=2.0,
                     start_new_session=True,  # the terminal's Ctrl-C is ours, not the agent's
                     on_bad_output=self.on_bad_output,
+                    wire_tap=self.wire_log(),
                 ) as agent,
             ):
-                local.on_update = self.render.on_update
+                local.on_update = self.lines.on_update if self.lines else self.render.on_update
                 self.connection = agent.agent
                 init = await self.initialize(local)
                 session = await self.race(self.connection.new_session(cwd))
