@@ -10,6 +10,12 @@ and a second one quits; at the prompt it quits. The agent runs in a session of i
 (Node-based agents reset an inherited "ignore SIGINT"), so the terminal's Ctrl-C reaches
 only this process and the agent learns of it through the protocol alone.
 Plain ANSI when stdout is a terminal and `NO_COLOR` is unset, plain text otherwise.
+
+For scripts and debugging: `--json` puts one ACP wire-form JSON line per event on stdout
+(what a person would read goes to stderr), `--verbose` shows the JSON-RPC traffic on
+stderr. A line on the agent's stdout that is not JSON-RPC is reported on stderr, and
+`initialize` waits `--init-timeout` seconds at most, so a misbehaving agent never leaves
+the person waiting without a clue.
 """
 
 from __future__ import annotations
