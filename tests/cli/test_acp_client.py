@@ -37,9 +37,15 @@ CTTY = (
 pytestmark = pytest.mark.e2e
 
 
-def run_client(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run_client(*args: str, cwd: Path, stdin: int | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*CLIENT, *args], capture_output=True, text=True, timeout=60, check=False, cwd=cwd
+        [*CLIENT, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=cwd,
+        stdin=stdin,
     )
 
 
@@ -80,14 +86,8 @@ def test_tool_call_with_yes_reads_the_file_in_cwd(tmp_path: Path) -> None:
 
 def test_without_yes_and_without_a_terminal_permission_is_rejected(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("secret\n")
-    done = subprocess.run(
-        [*CLIENT, "-p", "tool notes.txt", "--", sys.executable, AGENT],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
+    done = run_client(
+        "-p", "tool notes.txt", "--", sys.executable, AGENT, cwd=tmp_path, stdin=subprocess.DEVNULL
     )
     assert done.returncode == 0, done.stderr
     assert "→ Reject" in done.stdout
@@ -185,12 +185,8 @@ def test_json_shows_a_permission_request_and_its_answer_as_lines(tmp_path: Path)
     assert "first line" in json.dumps(lines[asked + 2 :])
     assert lines[-1] == {"stopReason": "end_turn"}
     assert "→ Allow (--yes)" in allowed.stderr  # what a person reads goes to stderr
-    rejected = subprocess.run(
-        [*CLIENT, "--json", "-p", "tool notes.txt", "--", sys.executable, AGENT],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    rejected = run_client(
+        *("--json", "-p", "tool notes.txt", "--", sys.executable, AGENT),
         cwd=tmp_path,
         stdin=subprocess.DEVNULL,
     )
@@ -198,22 +194,17 @@ def test_json_shows_a_permission_request_and_its_answer_as_lines(tmp_path: Path)
     assert {"outcome": {"outcome": "selected", "optionId": "reject"}} in json_lines(rejected.stdout)
 
 
+# answers initialize and session/new, and every prompt with an error
 FAILING_AGENT = """
-from interlink.acp import Agent, run_agent
-from interlink.acp import schema as s
-from interlink.jsonrpc import RpcError
-
-class Failing(Agent):
-    async def initialize(self, params):
-        return s.InitializeResponse(protocol_version=1)
-
-    async def new_session(self, params):
-        return s.NewSessionResponse(session_id="f")
-
-    async def prompt(self, params):
-        raise RpcError("the model is overloaded", {"retryAfter": 5}, code=-32050)
-
-run_agent(Failing())
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" in message:
+        result = {"initialize": {"protocolVersion": 1}, "session/new": {"sessionId": "f"}}
+        answer = result.get(message["method"])
+        error = {"code": -32050, "message": "the model is overloaded", "data": {"retryAfter": 5}}
+        reply = {"error": error} if answer is None else {"result": answer}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], **reply}), flush=True)
 """
 
 
