@@ -147,8 +147,8 @@ def test_a_silent_agent_times_out_saying_what_was_awaited(tmp_path: Path) -> Non
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
         "interlink acp client: error: waited 0.5 s for the agent's answer to initialize, in"
-        " vain; nothing came on its stdout (an ACP agent answers on its stdout, one JSON-RPC"
-        " message a line; --init-timeout waits longer)"
+        " vain (an ACP agent answers on its stdout, one JSON-RPC message a line;"
+        " --init-timeout waits longer)"
     ]
 
 

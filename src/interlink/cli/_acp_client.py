@@ -32,15 +32,13 @@ from typing import TYPE_CHECKING, Literal, TextIO, TypeVar
 
 from interlink.cli._acp_render import JsonLines, Renderer, Style, WireLog
 
-if TYPE_CHECKING:
-    from interlink.acp._process import WireTap
-
 if TYPE_CHECKING:  # imported where used, so that `interlink --version` stays fast
     import asyncio
 
     from interlink.acp import ClientSideConnection
     from interlink.acp import schema as s
     from interlink.acp._local import LocalClient
+    from interlink.acp._process import WireTap
     from interlink.jsonrpc import RpcError
 
 __all__ = ["LineReader", "Renderer", "Style", "add_parser", "run"]
@@ -223,7 +221,7 @@ class _Session:
             noise = (
                 f"; {self.bad_lines} line(s) on its stdout were not JSON-RPC (see above)"
                 if self.bad_lines
-                else "; nothing came on its stdout"
+                else ""
             )
             raise _NoAnswer(
                 f"waited {limit:g} s for the agent's answer to initialize, in vain{noise}"
