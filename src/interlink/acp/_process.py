@@ -240,7 +240,7 @@ async def spawn_agent(
     connection.closed_error = exited  # type: ignore[method-assign]
     report = on_bad_output or _log_bad_output
     connection.connection.on_invalid_input(
-        lambda head, size, error: report(bad_output_message(head, size, error))
+        lambda head, size, error: report(_bad_output_message(head, size, error))
     )
     handle = AgentProcess(process, connection, ring)
     watcher = asyncio.create_task(_end_input_at_exit(process), name="acp-agent-exit")
@@ -260,7 +260,7 @@ async def spawn_agent(
                 await drain
 
 
-def bad_output_message(head: bytes, size: int, error: RpcError) -> str:
+def _bad_output_message(head: bytes, size: int, error: RpcError) -> str:
     """What to tell of a line of `size` bytes on the agent's stdout that is not a message."""
     shown = head[:_SHOWN].decode("utf-8", "replace")
     more = f" … ({size} bytes in all)" if size > _SHOWN else ""
