@@ -157,8 +157,19 @@ def test_stdout_can_be_a_file(tmp_path: Path) -> None:
         subprocess.run(EXAMPLE, stdin=stdin, stdout=stdout, timeout=30, check=True)
     answers = {a["id"]: a for a in map(json.loads, out.read_bytes().splitlines())}
     assert answers[0]["result"]["protocolVersion"] == 1
-    # pipelined behind initialize: refused by the initialisation gate (DECISIONS.md)
-    assert answers[1]["error"]["code"] == -32600
+    # pipelined behind initialize: waits for it, then is served (DECISIONS.md)
+    assert answers[1]["result"] == {"sessions": []}
+
+
+def test_the_example_agent_serves_session_new_written_with_initialize() -> None:
+    new = b'{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}'
+    for _ in range(5):  # (issue #11: refused 5 of 5 times)
+        done = subprocess.run(
+            EXAMPLE, input=INIT + b"\n" + new + b"\n", capture_output=True, timeout=30, check=True
+        )
+        answers = [json.loads(raw) for raw in done.stdout.splitlines()]
+        assert [answer["id"] for answer in answers] == [0, 1], done.stdout
+        assert answers[1]["result"]["sessionId"].startswith("sess_")
 
 
 def test_stray_prints_go_to_stderr_not_the_protocol_stream() -> None:
