@@ -29,7 +29,6 @@ if TYPE_CHECKING:  # imported where used, so that `interlink --version` stays fa
 
     from interlink.acp import ClientSideConnection, Transcript
     from interlink.acp import schema as s
-    from interlink.jsonrpc import RpcError
 
 __all__ = ["LineReader", "Renderer", "Style", "add_parser", "run"]
 
