@@ -198,7 +198,7 @@ async def test_cancel_before_initialize_is_refused_locally() -> None:
 
 @pytest.mark.parametrize("cwd", [".", "src/app", "", "~/work", Path("relative")])
 async def test_a_relative_cwd_is_refused_locally_naming_the_path(cwd: str | Path) -> None:
-    sessions = {"list": {}, "resume": {}}
+    sessions: Json = {"list": {}, "resume": {}}
     async with raw_agent(Client()) as (conn, wire):
         init = asyncio.create_task(conn.initialize())
         caps = {"loadSession": True, "sessionCapabilities": sessions}

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.e2e
 
 
 def readme_snippet(marker: str) -> str:
-    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    blocks: list[str] = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
     found = [block for block in blocks if marker in block]
     assert len(found) == 1, f"one README python block with {marker!r}"
     return found[0]
