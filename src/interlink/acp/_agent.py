@@ -215,8 +215,9 @@ class AgentSideConnection(Endpoint):
         return self._initialized
 
     async def _dispatch_request(self, method: str, raw: msgspec.Raw | msgspec.UnsetType) -> object:
-        # admitted: initialized, or arrived while `initialize` was being handled (this
-        # runs before that request's answer and its `_initialize_over`, see `_admit`)
+        # admitted, so initialized or come while `initialize` was being handled: such a
+        # request starts before that one's `_initialize_over` (a done callback) runs,
+        # so it finds the event to wait on
         if method != "initialize" and not await self._after_initialize():
             raise InvalidRequest(data={"detail": "the initialize before this request failed"})
         return await super()._dispatch_request(method, raw)
