@@ -4,15 +4,20 @@ against a badly behaved agent."""
 from __future__ import annotations
 
 import asyncio
+import functools
+import importlib.util
 import json
 import os
+import random
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import cast
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from interlink.acp import AgentExited, Client, spawn_agent
 
@@ -95,20 +100,34 @@ async def test_bad_lines_get_their_error_and_the_agent_still_answers(
     await wire.still_answers(2)
 
 
-async def test_an_8_mib_prompt_is_handled(wire: Wire) -> None:
+def words_8_mib() -> str:
+    """8 MiB of short words (1.5 million of them), multibyte ones among them, and one
+    run of 100 000 characters with no whitespace at all."""
+    rng = random.Random(11)
+    words = ["alpha", "béta", "日本語", "🙂ok", "x", "\n"]
+    text = " ".join(rng.choice(words) for _ in range(1_500_000))
+    text += " " + "é" * 100_000 + " and a tail"
+    size = len(text.encode())
+    assert size > 8 * 1024 * 1024
+    return text
+
+
+async def test_an_8_mib_prompt_is_echoed_exactly_in_a_few_hundred_bounded_chunks(
+    wire: Wire,
+) -> None:
     await wire.send(
         b'{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}'
     )
     session = (await wire.recv())["result"]
     assert isinstance(session, dict)
-    text = "x" * (8 * 1024 * 1024) + " and a tail"
+    text = words_8_mib()
     prompt = {"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": text}]}
     await wire.send(
         json.dumps(
             {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": prompt}
         ).encode()
     )
-    echoed = ""
+    echoed: list[str] = []
     while True:
         message = await wire.recv()
         if message.get("id") == 2:
@@ -116,8 +135,41 @@ async def test_an_8_mib_prompt_is_handled(wire: Wire) -> None:
             break
         update = cast("dict[str, dict[str, str]]", message["params"])["update"]
         if update["sessionUpdate"] == "agent_message_chunk":
-            echoed += cast("dict[str, str]", update["content"])["text"]
-    assert echoed == text
+            echoed.append(cast("dict[str, str]", update["content"])["text"])
+    assert "".join(echoed) == text, "the echo differs"
+    assert max(len(chunk.encode()) for chunk in echoed) <= 16 * 1024
+    # (a chunk and the next one hold more than 16 KiB together)
+    assert 500 <= len(echoed) <= 2 * len(text.encode()) // (16 * 1024) + 1
+
+
+@functools.cache
+def example_chunks() -> Callable[[str, int], Iterator[str]]:
+    spec = importlib.util.spec_from_file_location("acp_agent_example", EXAMPLE[1])
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (its dataclasses look their module up)
+    spec.loader.exec_module(module)
+    chunks: Callable[[str, int], Iterator[str]] = module.chunks
+    return chunks
+
+
+@settings(max_examples=300)
+@given(text=st.text(), most=st.integers(min_value=1, max_value=64))
+def test_echo_chunks_join_back_exactly_and_keep_their_bound(text: str, most: int) -> None:
+    pieces = list(example_chunks()(text, most))
+    assert "".join(pieces) == text
+    for piece in pieces:
+        assert piece
+        # over the bound only when one character alone is bigger than it
+        assert len(piece.encode()) <= most or len(piece) == 1
+
+
+def test_echo_chunks_cut_after_whitespace_where_they_can() -> None:
+    chunks = example_chunks()
+    assert list(chunks("hello interop world", 16 * 1024)) == ["hello ", "interop ", "world"]
+    assert list(chunks("ab cd\tef\ngh", 6)) == ["ab cd\t", "ef\ngh"]
+    assert list(chunks("日本語", 4)) == ["日", "本", "語"]  # (3 bytes each: never split)
 
 
 async def test_a_100_mib_line_is_refused_and_the_agent_still_answers(wire: Wire) -> None:
@@ -157,8 +209,19 @@ def test_stdout_can_be_a_file(tmp_path: Path) -> None:
         subprocess.run(EXAMPLE, stdin=stdin, stdout=stdout, timeout=30, check=True)
     answers = {a["id"]: a for a in map(json.loads, out.read_bytes().splitlines())}
     assert answers[0]["result"]["protocolVersion"] == 1
-    # pipelined behind initialize: refused by the initialisation gate (DECISIONS.md)
-    assert answers[1]["error"]["code"] == -32600
+    # pipelined behind initialize: waits for it, then is served (DECISIONS.md)
+    assert answers[1]["result"] == {"sessions": []}
+
+
+def test_the_example_agent_serves_session_new_written_with_initialize() -> None:
+    new = b'{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}'
+    for _ in range(5):  # (issue #11: refused 5 of 5 times)
+        done = subprocess.run(
+            EXAMPLE, input=INIT + b"\n" + new + b"\n", capture_output=True, timeout=30, check=True
+        )
+        answers = [json.loads(raw) for raw in done.stdout.splitlines()]
+        assert [answer["id"] for answer in answers] == [0, 1], done.stdout
+        assert answers[1]["result"]["sessionId"].startswith("sess_")
 
 
 def test_stray_prints_go_to_stderr_not_the_protocol_stream() -> None:

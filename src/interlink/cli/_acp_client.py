@@ -39,7 +39,6 @@ if TYPE_CHECKING:  # imported where used, so that `interlink --version` stays fa
     from interlink.acp import schema as s
     from interlink.acp._local import LocalClient
     from interlink.acp._process import WireTap
-    from interlink.jsonrpc import RpcError
 
 __all__ = ["LineReader", "Renderer", "Style", "add_parser", "run"]
 
@@ -283,7 +282,7 @@ class _Session:
             if self.args.prompt is not None:
                 raise
             self.render.unfinished("failed")
-            self.render.line(self.style(f"the turn failed: {describe(exc)}", "31"))
+            self.render.line(self.style(f"the turn failed: {exc}", "31"))
             return
         finally:
             await self._cancel_sent()
@@ -406,18 +405,11 @@ def run(args: argparse.Namespace) -> int:
         how = "is gone" if exc.returncode is None else f"exited with code {exc.returncode}"
         return _fail(f"the agent {how}")
     except RpcError as exc:
-        return _fail(f"the agent answered with an error: {describe(exc)}")
+        return _fail(f"the agent answered with an error: {exc}")
     except _NoAnswer as exc:
         return _fail(str(exc))
     except (ConnectionClosed, ProtocolVersionError, OSError) as exc:
         return _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-
-
-def describe(error: RpcError) -> str:
-    """`message (code)`, and the detail a peer put in `data`, if any."""
-    data = error.data
-    detail = data.get("detail") if isinstance(data, dict) else None
-    return f"{error}: {detail}" if isinstance(detail, str) else str(error)
 
 
 def _fail(message: str) -> int:
