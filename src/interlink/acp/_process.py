@@ -264,8 +264,9 @@ def _bad_output_message(head: bytes, size: int, error: RpcError) -> str:
     """What to tell of a line of `size` bytes on the agent's stdout that is not a message."""
     shown = head[:_SHOWN].decode("utf-8", "replace")
     more = f" … ({size} bytes in all)" if size > _SHOWN else ""
+    what = f"{error.message} ({error.code})"  # the line itself says more than the parser's reason
     return (
-        f"the agent wrote a line on its stdout that is not JSON-RPC ({error}): {shown!r}{more};"
+        f"the agent wrote a line on its stdout that is not JSON-RPC ({what}): {shown!r}{more};"
         " its stdout belongs to the protocol, anything else goes to stderr"
     )
 
