@@ -17,7 +17,16 @@ import httpx
 import pytest
 
 from interlink.a2a._push import _retry_after
-from tests.a2a.test_push import WAIT, SpyStore, emit, hook, running, task_with_hooks, worker
+from tests.a2a.test_push import (
+    WAIT,
+    SpyStore,
+    Tracked,
+    emit,
+    hook,
+    running,
+    task_with_hooks,
+    worker,
+)
 
 pytestmark = [pytest.mark.timeout(30), pytest.mark.any_loop]
 
@@ -28,23 +37,17 @@ Answer: TypeAlias = Callable[[asyncio.StreamWriter], Awaitable[None]]
 """What the webhook does once it has read a whole request."""
 
 
-@dataclass
-class Hostile:
+@dataclass(kw_only=True)
+class Hostile(Tracked):
     """Counts the POSTs it reads, and answers each with `answer`."""
 
     answer: Answer
     attempts: int = 0
     counted: asyncio.Condition = field(default_factory=asyncio.Condition)
-    writers: set[asyncio.StreamWriter] = field(default_factory=set)
-    handlers: set[asyncio.Task[None]] = field(default_factory=set)
-    url: str = ""
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self.handlers.add(task)
-        self.writers.add(writer)
-        try:
+        # a connection reset: the worker gave up on this attempt and hung up
+        with self.track(writer), contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
             head = await reader.readuntil(b"\r\n\r\n")
             length = next(
                 int(line.split(b":", 1)[1])
@@ -56,12 +59,6 @@ class Hostile:
                 self.attempts += 1
                 self.counted.notify_all()
             await self.answer(writer)
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass  # the worker gave up on this attempt and closed the connection
-        finally:
-            writer.close()
-            self.writers.discard(writer)
-            self.handlers.discard(task)
 
     async def wait_for(self, attempts: int) -> None:
         async with asyncio.timeout(WAIT), self.counted:
@@ -77,20 +74,13 @@ async def hostile() -> AsyncIterator[Start]:
     started: list[tuple[Hostile, asyncio.Server]] = []
 
     async def start(answer: Answer) -> Hostile:
-        server_side = Hostile(answer)
-        server = await asyncio.start_server(server_side.handle, "127.0.0.1", 0)
-        server_side.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/hook"
-        started.append((server_side, server))
-        return server_side
+        webhook = Hostile(answer=answer)
+        started.append((webhook, await webhook.listen()))
+        return webhook
 
     yield start
-    for server_side, server in started:
-        server.close()
-        for writer in list(server_side.writers):
-            writer.close()  # an answer that never ends sees its connection end
-        async with asyncio.timeout(WAIT):
-            await asyncio.gather(*server_side.handlers)
-        await server.wait_closed()
+    for webhook, server in started:
+        await webhook.shut(server)  # an answer that never ends sees its connection end
 
 
 # -- answers --------------------------------------------------------------------------------
@@ -270,3 +260,27 @@ NOW = 1_780_000_000.0
 )
 def test_retry_after(values: list[bytes], seconds: float) -> None:
     assert _retry_after(values, NOW, 1000.0) == seconds
+
+
+async def test_an_error_nobody_foresaw_is_still_one_failed_attempt(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A bug (here the transport raises what no HTTP library would) does not escape the
+    attempt: it is counted like any failure, and the budget ends it."""
+    calls: list[httpx.Request] = []
+
+    def broken(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        raise RuntimeError("unforeseen")
+
+    store = SpyStore()
+    await task_with_hooks(store, hook("http://127.0.0.1:9/hook"))
+    client = httpx.AsyncClient(transport=httpx.MockTransport(broken))
+    async with running(worker(store, client=client, max_attempts=BUDGET)) as push:
+        await emit(store, 2)
+        push.wake()
+        await store.wait_for("drop")
+    await client.aclose()
+    assert len(calls) == BUDGET
+    assert [what for what, _ in store.calls] == ["retry"] * (BUDGET - 1) + ["drop"]
+    assert "(retry budget spent): RuntimeError: unforeseen" in caplog.text

@@ -325,6 +325,7 @@ async def test_a_literal_in_another_spelling_is_connected_to_as_checked() -> Non
     assert to.headers == {"Host": "93.184.216.34.:8080"}
 
 
+@pytest.mark.any_loop
 async def test_a_site_local_webhook_is_refused_when_set_and_never_sent_to(serve: Serve) -> None:
     """End to end: `http://[fec0::1]/` is -32602 as a config and as a message's inline
     config; the task's events are delivered to the public webhook beside it, and
