@@ -9,7 +9,7 @@ from interlink.a2a import types as t
 
 
 class Scripted(AgentExecutor):
-    """Behaviour by message text: `echo X`, `slow`, `ask`, `message`, `boom`, `chunks N`,
+    """Behaviour by message text: `echo X`, `slow`, `ask`, `message`, `boom`, `crash`, `chunks N`,
     `twice` (publishes after completing), `silent` (publishes nothing), `big N`."""
 
     def __init__(self) -> None:
@@ -38,6 +38,8 @@ class Scripted(AgentExecutor):
         elif text == "boom":
             await task.working()
             raise ValueError("the agent broke")
+        elif text == "crash":  # before publishing anything, with words not for clients
+            int("9" * 5000)
         elif text == "twice":
             await task.complete()
             try:

@@ -48,6 +48,7 @@ def create_app(
     push_allow: Sequence[str] = (),
     lease_ttl: float = 10.0,
     retention: float | None = None,
+    expose_errors: bool = False,
 ) -> A2AApp:
     """The ASGI app serving `executor`: JSON-RPC at `rpc_path`, SSE, the agent card at
     `/.well-known/agent-card.json`. Serve it with uvicorn, or mount it in Starlette or
@@ -64,7 +65,14 @@ def create_app(
     With `retention` (seconds), the event logs of tasks finished longer ago are pruned
     (the tasks stay). On a store that several replicas share (PostgreSQL), a replica
     that dies has its running tasks failed (or re-run, when the executor is resumable)
-    by another within about 1.25 x `lease_ttl` seconds."""
+    by another within about 1.25 x `lease_ttl` seconds.
+
+    An exception an executor raises is logged (logger `interlink.a2a`, with its
+    traceback); the client reads "the agent failed (the server's log says why)" in the
+    task's FAILED status (or in the -32006 error of a task that never began).
+    `expose_errors=True` sends the exception's type and text instead, for development
+    (they may name files, hosts and data). An `RpcError` the executor raises on purpose
+    always reaches the client with its message."""
     if auth and not card.security_schemes:
         card = msgspec.structs.replace(
             card,
@@ -94,6 +102,7 @@ def create_app(
         push=push,
         lease_ttl=lease_ttl,
         retention=retention,
+        expose_errors=expose_errors,
     )
     return A2AApp(
         server, rpc_path=rpc_path, max_body=max_body, keepalive=keepalive, authenticators=auth
