@@ -75,7 +75,18 @@ class Scripted(AgentExecutor):
 
 def card(**capabilities: object) -> t.AgentCard:
     caps = {"streaming": True, "push_notifications": True, **capabilities}
-    return t.AgentCard(name="test agent", capabilities=t.AgentCapabilities(**caps))  # type: ignore[arg-type]
+    return t.AgentCard(
+        name="test agent",
+        description="Behaves as its message says (see Scripted).",
+        version="1",
+        capabilities=t.AgentCapabilities(**caps),  # type: ignore[arg-type]
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[SKILL],
+    )
+
+
+SKILL = t.AgentSkill(id="script", name="Script", description="Scripted answers.", tags=["test"])
 
 
 def message(text: str, **ids: str) -> dict[str, object]:

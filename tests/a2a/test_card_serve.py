@@ -27,11 +27,10 @@ pytestmark = pytest.mark.any_loop
 ROOT = Path(__file__).resolve().parents[2]
 CARD = ".well-known/agent-card.json"
 APP = """
-from interlink.a2a import create_app, types as t
-from tests.a2a.agents import Scripted
+from interlink.a2a import create_app
+from tests.a2a.agents import Scripted, card
 
-card = t.AgentCard(name="plain", capabilities=t.AgentCapabilities(streaming=True))
-app = create_app(Scripted(), card)
+app = create_app(Scripted(), card())
 """
 
 

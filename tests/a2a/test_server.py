@@ -10,12 +10,14 @@ import pytest
 
 from interlink.a2a import (
     A2AApp,
+    AgentCardWarning,
     AgentExecutor,
     Call,
     EventSink,
     RequestContext,
     TaskUpdater,
     create_app,
+    missing_card_fields,
 )
 from interlink.a2a import types as t
 from interlink.jsonrpc import RpcError
@@ -641,3 +643,30 @@ async def test_a_message_without_its_id_or_role_is_refused(
     listed = await server.result("ListTasks", {})
     assert listed["tasks"] == []
     assert "result" in await server.call("SendMessage", message("after"))
+
+
+def test_create_app_warns_about_a_card_missing_required_fields() -> None:
+    bare = t.AgentCard(
+        name="bare",
+        capabilities=t.AgentCapabilities(),
+        skills=[t.AgentSkill(id="s", name="S")],  # no description, no tags
+        provider=t.AgentProvider(organization="acme"),  # no url
+    )
+    with pytest.warns(AgentCardWarning) as caught:
+        create_app(Scripted(), bare)
+    assert len(caught) == 1
+    text = str(caught[0].message)
+    for field in (
+        "description",
+        "version",
+        "defaultInputModes",
+        "defaultOutputModes",
+        "skills[0].description",
+        "skills[0].tags",
+        "provider.url",
+    ):
+        assert field in text.split(": ", 1)[1]
+    assert "supportedInterfaces" not in text  # filled in from each request
+    assert caught[0].filename == __file__  # it points at the create_app call
+    assert missing_card_fields(card()) == []
+    create_app(Scripted(), card())  # a complete card: no warning (warnings are errors here)
