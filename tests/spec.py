@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -21,14 +22,19 @@ def have_spec() -> bool:
     return SPEC.is_dir()
 
 
+def unavailable(why: str) -> NoReturn:
+    """Something a test needs is not on this machine: skip it, saying `why`; under
+    CI=true (where everything must be there) fail it instead."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{why}; CI=true requires it", pytrace=False)
+    pytest.skip(why)
+
+
 def spec_dir(*parts: str) -> Path:
     """`SPEC / parts`, or the test is skipped (failed under CI=true) when it is missing."""
     if not SPEC.is_dir():
-        why = (
+        unavailable(
             f"no spec at {SPEC}: the generator checks read shared/spec beside the repository "
             "(or set INTERLINK_SPEC_DIR)"
         )
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{why}; CI=true requires it", pytrace=False)
-        pytest.skip(why)
     return SPEC.joinpath(*parts)

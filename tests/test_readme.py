@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from tests.cli.a2a_harness import _card_answers as card_answers
+from tests.cli.a2a_harness import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -56,21 +56,6 @@ def run(code: str, *paths: Path) -> str:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def card_answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + ".well-known/agent-card.json", timeout=1) as answer:
-            return bool(answer.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
 
 
 @contextmanager

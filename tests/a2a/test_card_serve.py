@@ -21,6 +21,7 @@ from interlink.a2a import A2AApp, A2AClient, create_app, with_interface
 from interlink.a2a import types as t
 from interlink.a2a._card_serve import VARIANTS, PublishedCard
 from tests.a2a.agents import Scripted, card
+from tests.cli.a2a_harness import free_port
 
 pytestmark = pytest.mark.any_loop
 
@@ -29,16 +30,10 @@ CARD = ".well-known/agent-card.json"
 APP = """
 from interlink.a2a import create_app
 from tests.a2a.agents import Scripted, card
+from tests.cli.a2a_harness import free_port
 
 app = create_app(Scripted(), card())
 """
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 async def card_at(url: str) -> httpx.Response:
