@@ -17,7 +17,7 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from interlink.a2a import A2AApp, A2AClient, create_app, with_interface
+from interlink.a2a import A2AApp, A2AClient, TenantRouter, create_app, with_interface
 from interlink.a2a import types as t
 from interlink.a2a._card_serve import VARIANTS, PublishedCard
 from tests.a2a.agents import Scripted, card
@@ -281,4 +281,14 @@ async def test_the_app_answers_400_to_a_bad_host_and_keeps_serving() -> None:
             assert bad.status_code == 400
             good = await http.get(url + CARD)
             assert good.status_code == 200
+        await talk(url)
+
+
+async def test_each_tenant_advertises_its_own_path() -> None:
+    router = TenantRouter({"acme": create_app(Scripted(), card())})
+    async with serving(router) as port:
+        url = f"http://127.0.0.1:{port}/acme/"
+        async with httpx.AsyncClient() as http:
+            answer = await http.get(url + CARD)
+        assert answer.json()["supportedInterfaces"][0]["url"] == url
         await talk(url)
