@@ -223,3 +223,97 @@ async def test_an_agent_that_dies_fails_pending_requests_with_its_exit_code_and_
     assert info.value.returncode == 3
     assert "fatal: the agent gives up" in info.value.stderr_tail
     assert "exited with code 3" in str(info.value)
+
+
+async def test_a_spawned_agent_runs_in_a_session_of_its_own_unless_told_otherwise() -> None:
+    """So the Ctrl-C of the terminal an editor runs in does not kill its agents mid-turn
+    (Node resets an inherited "ignore SIGINT"); closing still ends the agent."""
+    async with asyncio.timeout(30), spawn_agent(EXAMPLE, Quiet()) as proc:
+        await proc.agent.initialize()
+        assert os.getsid(proc.pid) == proc.pid != os.getsid(0)
+        assert os.getpgid(proc.pid) == proc.pid != os.getpgid(0)
+    assert proc.returncode == 0  # ended by stdin EOF
+    async with asyncio.timeout(30), spawn_agent(EXAMPLE, Quiet(), start_new_session=False) as proc:
+        await proc.agent.initialize()
+        assert os.getsid(proc.pid) == os.getsid(0)
+
+
+BANNER = [
+    sys.executable,
+    "-c",
+    "import runpy, sys; print('Starting v1.0', flush=True); sys.argv = sys.argv[1:]; "
+    "runpy.run_path(sys.argv[0], run_name='__main__')",
+    EXAMPLE[1],
+]
+
+
+async def test_a_line_on_the_agents_stdout_that_is_not_json_rpc_is_reported() -> None:
+    reported: list[str] = []
+    async with (
+        asyncio.timeout(30),
+        spawn_agent(BANNER, Quiet(), on_bad_output=reported.append) as proc,
+    ):
+        await proc.agent.initialize()
+    assert reported == [
+        "the agent wrote a line on its stdout that is not JSON-RPC (Parse error (-32700)):"
+        " 'Starting v1.0'; its stdout belongs to the protocol, anything else goes to stderr"
+    ]
+
+
+async def test_without_a_hook_the_agents_stray_stdout_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with asyncio.timeout(30), spawn_agent(BANNER, Quiet()) as proc:
+        await proc.agent.initialize()
+    [record] = [r for r in caplog.records if r.name == "interlink.acp"]
+    assert record.levelname == "WARNING"
+    assert "not JSON-RPC (Parse error (-32700)): 'Starting v1.0'" in record.getMessage()
+
+
+async def test_a_stray_line_over_the_size_limit_is_reported_with_its_first_bytes() -> None:
+    big = [
+        sys.executable,
+        "-c",
+        "import runpy, sys; print('y' * 5000, flush=True); sys.argv = sys.argv[1:]; "
+        "runpy.run_path(sys.argv[0], run_name='__main__')",
+        EXAMPLE[1],
+    ]
+    reported: list[str] = []
+    async with (
+        asyncio.timeout(30),
+        spawn_agent(big, Quiet(), max_message_size=1000, on_bad_output=reported.append) as proc,
+    ):
+        await proc.agent.initialize()
+    [message] = reported
+    assert "not JSON-RPC (Message too large (-32600))" in message
+    assert f"'{'y' * 200}' … (5000 bytes in all)" in message
+
+
+async def test_a_wire_tap_sees_both_directions_and_one_that_fails_stops_only_itself(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    seen: dict[str, bytearray] = {"recv": bytearray(), "send": bytearray()}
+
+    def tap(direction: str, data: bytes) -> None:
+        seen[direction] += data
+
+    async with asyncio.timeout(30), spawn_agent(EXAMPLE, Quiet(), wire_tap=tap) as proc:
+        await proc.agent.initialize()
+    [sent] = [json.loads(line) for line in seen["send"].splitlines()]
+    [received] = [json.loads(line) for line in seen["recv"].splitlines()]
+    assert sent["method"] == "initialize"
+    assert received["id"] == sent["id"]
+    assert received["result"]["protocolVersion"] == 1
+
+    calls: list[str] = []
+
+    def broken(direction: str, data: bytes) -> None:
+        calls.append(direction)
+        raise RuntimeError("the log window is gone")
+
+    async with asyncio.timeout(30), spawn_agent(EXAMPLE, Quiet(), wire_tap=broken) as proc:
+        await proc.agent.initialize()
+        session = await proc.agent.new_session("/tmp")
+        assert (await proc.agent.prompt(session.session_id, "hi")).stop_reason == "end_turn"
+    assert calls == ["send"]
+    assert "wire_tap failed" in caplog.text
