@@ -9,7 +9,7 @@ from interlink.a2a import types as t
 
 
 class Scripted(AgentExecutor):
-    """Behaviour by message text: `echo X`, `slow`, `ask`, `message`, `boom`, `chunks N`,
+    """Behaviour by message text: `echo X`, `slow`, `ask`, `message`, `boom`, `crash`, `chunks N`,
     `twice` (publishes after completing), `silent` (publishes nothing), `big N`."""
 
     def __init__(self) -> None:
@@ -38,6 +38,8 @@ class Scripted(AgentExecutor):
         elif text == "boom":
             await task.working()
             raise ValueError("the agent broke")
+        elif text == "crash":  # before publishing anything, with words not for clients
+            int("9" * 5000)
         elif text == "twice":
             await task.complete()
             try:
@@ -73,7 +75,18 @@ class Scripted(AgentExecutor):
 
 def card(**capabilities: object) -> t.AgentCard:
     caps = {"streaming": True, "push_notifications": True, **capabilities}
-    return t.AgentCard(name="test agent", capabilities=t.AgentCapabilities(**caps))  # type: ignore[arg-type]
+    return t.AgentCard(
+        name="test agent",
+        description="Behaves as its message says (see Scripted).",
+        version="1",
+        capabilities=t.AgentCapabilities(**caps),  # type: ignore[arg-type]
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[SKILL],
+    )
+
+
+SKILL = t.AgentSkill(id="script", name="Script", description="Scripted answers.", tags=["test"])
 
 
 def message(text: str, **ids: str) -> dict[str, object]:

@@ -65,6 +65,7 @@ card = t.AgentCard(
     capabilities=t.AgentCapabilities(streaming=True, push_notifications=True),
     default_input_modes=["text/plain"],
     default_output_modes=["text/plain"],
+    skills=[t.AgentSkill(id="tick", name="Tick", description="Ticks and hangs.", tags=["test"])],
 )
 
 app = create_app(ReplicaExecutor(), card)

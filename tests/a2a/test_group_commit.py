@@ -94,7 +94,9 @@ async def test_a_failed_write_reaches_the_agent_and_fails_the_task() -> None:
     status = task.status
     assert status.state == t.TaskState.TASK_STATE_FAILED
     assert status.message is not None
-    assert status.message.parts[0].text == "the agent failed (StoreError)"
+    assert status.message.parts[0].text == (
+        "the agent failed: the task store failed (the server's log says why)"
+    )
     # what the failed write held never reached the log; what followed did, in order
     row = await store.get("", task.id)
     assert row is not None

@@ -10,14 +10,17 @@ import pytest
 
 from interlink.a2a import (
     A2AApp,
+    AgentCardWarning,
     AgentExecutor,
     Call,
     EventSink,
     RequestContext,
     TaskUpdater,
     create_app,
+    missing_card_fields,
 )
 from interlink.a2a import types as t
+from interlink.jsonrpc import RpcError
 from tests.a2a.agents import Scripted, card, message
 from tests.a2a.conftest import VERSION, Json, Served
 
@@ -218,12 +221,59 @@ async def test_direct_message(server: Served) -> None:
     assert "task" not in result
 
 
-async def test_executor_exception_fails_the_task_with_a_reason(server: Served) -> None:
-    task = task_of(await server.result("SendMessage", message("boom")))
+async def test_executor_exception_fails_the_task_with_a_generic_reason(
+    server: Served, caplog: pytest.LogCaptureFixture
+) -> None:
+    answer = await server.call("SendMessage", message("boom"))
+    task = task_of(answer["result"])  # type: ignore[arg-type]
     status = task["status"]
     assert status["state"] == "TASK_STATE_FAILED"  # type: ignore[index]
     reason = status["message"]["parts"][0]["text"]  # type: ignore[index]
-    assert reason == "the agent failed (ValueError)"  # the kind, not the internals
+    assert reason == "the agent failed (the server's log says why)"
+    stored = await server.result("GetTask", {"id": task["id"]})
+    assert "broke" not in str(answer)
+    assert "broke" not in str(stored)
+    assert "ValueError" not in str(answer)
+    # the log has it all, with the traceback
+    logged = [r for r in caplog.records if r.name == "interlink.a2a" and r.exc_info]
+    assert any("the agent broke" in str(r.exc_info[1]) for r in logged if r.exc_info)
+
+
+@pytest.mark.parametrize("method", ["SendMessage", "SendStreamingMessage"])
+async def test_an_exception_before_any_event_is_a_generic_32006(
+    server: Served, caplog: pytest.LogCaptureFixture, method: str
+) -> None:
+    answer = await server.call(method, message("crash"))  # (refused before the stream)
+    assert error_of(answer)[0] == -32006
+    text = answer["error"]["message"]  # type: ignore[index]
+    assert text == "the agent did not answer: the agent failed (the server's log says why)"
+    assert "4300" not in str(answer)
+    assert "ValueError" not in str(answer)
+    assert any("4300" in str(r.exc_info[1]) for r in caplog.records if r.exc_info)
+
+
+async def test_expose_errors_sends_the_exception_to_the_client(serve: Serve) -> None:
+    server = await serve(create_app(Scripted(), card(), expose_errors=True))
+    task = task_of(await server.result("SendMessage", message("boom")))
+    reason = task["status"]["message"]["parts"][0]["text"]  # type: ignore[index]
+    assert reason == "the agent failed: ValueError: the agent broke"
+    for method in ("SendMessage", "SendStreamingMessage"):
+        answer = await server.call(method, message("crash"))
+        assert error_of(answer)[0] == -32006
+        text = answer["error"]["message"]  # type: ignore[index]
+        assert text.startswith("the agent did not answer: ValueError: Exceeds the limit (4300")
+
+
+async def test_an_rpc_error_raised_on_purpose_reaches_the_client(serve: Serve) -> None:
+    class Refuses(AgentExecutor):
+        async def execute(self, context: RequestContext, events: EventSink) -> None:
+            await TaskUpdater(context, events).working()
+            raise RpcError("the quota is used up", code=-32099)
+
+    server = await serve(create_app(Refuses(), card()))
+    task = task_of(await server.result("SendMessage", message("hi")))
+    reason = task["status"]["message"]["parts"][0]["text"]  # type: ignore[index]
+    assert reason == "the agent failed: the quota is used up"
 
 
 async def test_events_after_a_terminal_state_are_refused(server: Served, agent: Scripted) -> None:
@@ -552,3 +602,71 @@ async def test_mountable_inside_starlette(serve: Serve, tmp_path: object) -> Non
         await server.client.post(server.url + "agents/echo/", json=body, headers=VERSION)
     ).json()
     assert answer["result"]["task"]["artifacts"][0]["parts"] == [{"text": "mounted"}]
+
+
+def field_violations(answer: Json) -> list[str]:
+    error = answer["error"]
+    assert isinstance(error, dict), answer
+    details = error["data"]
+    assert isinstance(details, list)
+    bad = next(d for d in details if d["@type"].endswith("google.rpc.BadRequest"))
+    return [v["field"] for v in bad["fieldViolations"]]
+
+
+@pytest.mark.parametrize("method", ["SendMessage", "SendStreamingMessage"])
+@pytest.mark.parametrize(
+    ("drop", "fields"),
+    [
+        ({"messageId": None}, ["message.messageId"]),
+        ({"messageId": ""}, ["message.messageId"]),
+        ({"role": None}, ["message.role"]),
+        ({"role": "ROLE_UNSPECIFIED"}, ["message.role"]),
+        ({"messageId": None, "role": None}, ["message.messageId", "message.role"]),
+    ],
+)
+async def test_a_message_without_its_id_or_role_is_refused(
+    server: Served, agent: Scripted, method: str, drop: dict[str, str | None], fields: list[str]
+) -> None:
+    body = message("hello")
+    sent = body["message"]
+    assert isinstance(sent, dict)
+    for name, value in drop.items():
+        if value is None:
+            del sent[name]
+        else:
+            sent[name] = value
+    answer = await server.call(method, body)  # (a stream refused at once: plain JSON)
+    assert error_of(answer) == (-32602, "INVALID_PARAMS")
+    assert field_violations(answer) == fields
+    assert all(f in answer["error"]["message"] for f in fields)  # type: ignore[index]
+    # nothing ran, and the server goes on serving
+    listed = await server.result("ListTasks", {})
+    assert listed["tasks"] == []
+    assert "result" in await server.call("SendMessage", message("after"))
+
+
+def test_create_app_warns_about_a_card_missing_required_fields() -> None:
+    bare = t.AgentCard(
+        name="bare",
+        capabilities=t.AgentCapabilities(),
+        skills=[t.AgentSkill(id="s", name="S")],  # no description, no tags
+        provider=t.AgentProvider(organization="acme"),  # no url
+    )
+    with pytest.warns(AgentCardWarning) as caught:
+        create_app(Scripted(), bare)
+    assert len(caught) == 1
+    text = str(caught[0].message)
+    for field in (
+        "description",
+        "version",
+        "defaultInputModes",
+        "defaultOutputModes",
+        "skills[0].description",
+        "skills[0].tags",
+        "provider.url",
+    ):
+        assert field in text.split(": ", 1)[1]
+    assert "supportedInterfaces" not in text  # filled in from each request
+    assert caught[0].filename == __file__  # it points at the create_app call
+    assert missing_card_fields(card()) == []
+    create_app(Scripted(), card())  # a complete card: no warning (warnings are errors here)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -19,14 +18,15 @@ from interlink.acp import _methods as methods
 from interlink.acp import _methods_unstable as methods_unstable
 from interlink.acp import _schema as s
 from interlink.acp import _schema_unstable as su
+from tests.spec import spec_dir
 
 REPO = Path(__file__).resolve().parents[2]
-SPEC = Path(os.environ.get("INTERLINK_SPEC_DIR", REPO.parent / "shared" / "spec"))
-SCHEMA_DIR = SPEC / "acp" / "schema-from-ts-sdk-2.4.0" / "v1"
+SCHEMA_DIR = ("acp", "schema-from-ts-sdk-2.4.0", "v1")
 
 
 def load_schema(name: str) -> dict[str, dict[str, object]]:
-    defs: dict[str, dict[str, object]] = json.loads((SCHEMA_DIR / name).read_text())["$defs"]
+    text = spec_dir(*SCHEMA_DIR, name).read_text()
+    defs: dict[str, dict[str, object]] = json.loads(text)["$defs"]
     return defs
 
 
@@ -507,6 +507,7 @@ def test_stable_import_does_not_load_unstable() -> None:
 
 
 def test_generated_files_are_current() -> None:
+    spec_dir()
     done = subprocess.run(
         [sys.executable, str(REPO / "tools" / "gen_acp.py"), "--check"],
         capture_output=True,

@@ -9,7 +9,7 @@ Types: `interlink.a2a.types`.
 """
 
 from interlink.a2a import types
-from interlink.a2a._app import create_app, with_interface
+from interlink.a2a._app import AgentCardWarning, create_app, missing_card_fields, with_interface
 from interlink.a2a._auth import ApiKeyAuth, Authenticator, BearerAuth
 from interlink.a2a._card import (
     CardError,
@@ -65,9 +65,11 @@ __all__ = [
     # serving it
     "A2AApp",
     "A2AServer",
+    "AgentCardWarning",
     "Authorize",
     "Call",
     "create_app",
+    "missing_card_fields",
     "owner_only",
     "with_interface",
     "TenantRouter",

@@ -8,10 +8,12 @@ or a URL such as `sqlite:///var/lib/agent.db`), or later `app.use_store(...)` (t
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Sequence
 
 import msgspec
 
+from interlink.a2a import _codec
 from interlink.a2a._auth import Authenticator
 from interlink.a2a._executor import AgentExecutor
 from interlink.a2a._http import A2AApp
@@ -20,7 +22,7 @@ from interlink.a2a._server import A2AServer, Authorize, owner_only
 from interlink.a2a._store import TaskStore
 from interlink.a2a._types import AgentCard, AgentInterface, SecurityRequirement, StringList
 
-__all__ = ["create_app", "with_interface"]
+__all__ = ["AgentCardWarning", "create_app", "missing_card_fields", "with_interface"]
 
 logger = logging.getLogger("interlink.a2a")
 
@@ -31,6 +33,18 @@ def with_interface(card: AgentCard, url: str) -> AgentCard:
         return card
     interface = AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
     return msgspec.structs.replace(card, supported_interfaces=[interface])
+
+
+class AgentCardWarning(UserWarning):
+    """The agent card given to `create_app` lacks fields A2A 1.0 marks REQUIRED
+    (clients, the official SDKs among them, may refuse such a card)."""
+
+
+def missing_card_fields(card: AgentCard) -> list[str]:
+    """The REQUIRED fields (`field_behavior = REQUIRED` in a2a.proto) that `card` and
+    what it holds leave empty, by their JSON paths. `supportedInterfaces` is not among
+    them: an app fills it in from each request (or `--public-url`)."""
+    return [v.field for v in _codec.missing_required(card) if v.field != "supportedInterfaces"]
 
 
 def create_app(
@@ -48,6 +62,7 @@ def create_app(
     push_allow: Sequence[str] = (),
     lease_ttl: float = 10.0,
     retention: float | None = None,
+    expose_errors: bool = False,
 ) -> A2AApp:
     """The ASGI app serving `executor`: JSON-RPC at `rpc_path`, SSE, the agent card at
     `/.well-known/agent-card.json`. Serve it with uvicorn, or mount it in Starlette or
@@ -64,7 +79,25 @@ def create_app(
     With `retention` (seconds), the event logs of tasks finished longer ago are pruned
     (the tasks stay). On a store that several replicas share (PostgreSQL), a replica
     that dies has its running tasks failed (or re-run, when the executor is resumable)
-    by another within about 1.25 x `lease_ttl` seconds."""
+    by another within about 1.25 x `lease_ttl` seconds.
+
+    An exception an executor raises is logged (logger `interlink.a2a`, with its
+    traceback); the client reads "the agent failed (the server's log says why)" in the
+    task's FAILED status (or in the -32006 error of a task that never began).
+    `expose_errors=True` sends the exception's type and text instead, for development
+    (they may name files, hosts and data). An `RpcError` the executor raises on purpose
+    always reaches the client with its message.
+
+    A card that lacks fields A2A 1.0 marks REQUIRED gets an `AgentCardWarning` naming
+    them (`missing_card_fields`)."""
+    missing = missing_card_fields(card)
+    if missing:
+        warnings.warn(
+            f"agent card {card.name!r} lacks fields A2A 1.0 marks REQUIRED: "
+            f"{', '.join(missing)} (clients may refuse it)",
+            AgentCardWarning,
+            stacklevel=2,
+        )
     if auth and not card.security_schemes:
         card = msgspec.structs.replace(
             card,
@@ -94,6 +127,7 @@ def create_app(
         push=push,
         lease_ttl=lease_ttl,
         retention=retention,
+        expose_errors=expose_errors,
     )
     return A2AApp(
         server, rpc_path=rpc_path, max_body=max_body, keepalive=keepalive, authenticators=auth

@@ -5,7 +5,9 @@ either one `Message` (a direct answer: no task is kept), or the task's events: s
 updates and artifact updates (a `Task` first is allowed, to set the initial snapshot).
 The server checks the sequence (nothing after a terminal state, no message after task
 events), stores every event before anyone sees it, and streams it to subscribers. An
-exception in `execute` fails the task with the exception as the reason.
+exception in `execute` fails the task: the log gets its traceback, the client a generic
+reason (its own text with `create_app(..., expose_errors=True)`; an `RpcError` raised on
+purpose always with its message).
 
 `TaskUpdater` writes those events for you, so a common agent is a dozen lines::
 

@@ -7,7 +7,8 @@ plain JSON answer; after it, an SSE event carrying the error, then the end. Comm
 keep idle streams alive every `keepalive` seconds. A client that stops reading does not
 slow anything: its bounded queue overflows and its stream ends (it resumes with
 `Last-Event-ID`). `GET /.well-known/agent-card.json`: the card, with `Cache-Control`,
-`ETag` and `Last-Modified`. `A2A-Version` (header or query) and `A2A-Extensions` are
+`ETag` and `Last-Modified` (its interface made from the request when it lists none: see
+`_card_serve`). `A2A-Version` (header or query) and `A2A-Extensions` are
 checked on every call.
 """
 
@@ -16,11 +17,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import hashlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, MutableMapping, Sequence
-from datetime import UTC, datetime
-from email.utils import format_datetime, parsedate_to_datetime
 from typing import cast
 from urllib.parse import parse_qs
 
@@ -28,6 +26,7 @@ import msgspec
 
 from interlink.a2a import _codec
 from interlink.a2a._auth import Authenticator
+from interlink.a2a._card_serve import PublishedCard
 from interlink.a2a._errors import (
     ExtensionSupportRequired,
     TaskNotFound,
@@ -116,10 +115,7 @@ class A2AApp:
         self._publish(card)
 
     def _publish(self, card: AgentCard) -> None:
-        self._card = _codec.encode(card)
-        self._etag = b'"' + hashlib.sha256(self._card).hexdigest()[:32].encode() + b'"'
-        self._modified_at = datetime.now(UTC).replace(microsecond=0)
-        self._modified = format_datetime(self._modified_at, usegmt=True).encode()
+        self._published = PublishedCard(card, self.rpc_path)
         extensions = card.capabilities.extensions
         self._supported_extensions = {e.uri for e in extensions}
         self._required_extensions = {e.uri for e in extensions if e.required}
@@ -180,37 +176,10 @@ class A2AApp:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    def _not_modified(self, headers: dict[str, str]) -> bool:
-        """Whether a conditional GET of the card may be answered 304 (RFC 9110, 13.1):
-        `If-None-Match` (`*`, a list, weak comparison) wins over `If-Modified-Since`."""
-        tags = headers.get("if-none-match")
-        if tags is not None:
-            etag = self._etag.decode()
-            return any(
-                tag == "*" or tag.removeprefix("W/") == etag
-                for tag in (t.strip() for t in tags.split(","))
-            )
-        since = headers.get("if-modified-since")
-        if since is None:
-            return False
-        try:
-            return parsedate_to_datetime(since) >= self._modified_at
-        except (TypeError, ValueError):  # not an HTTP date: ignored, as the RFC says
-            return False
-
     async def _card_response(self, scope: Scope, send: Send) -> None:
-        headers = _headers(scope)
-        common = [
-            (b"cache-control", b"public, max-age=300"),
-            (b"etag", self._etag),
-            (b"last-modified", self._modified),
-        ]
-        if self._not_modified(headers):
-            await send({"type": "http.response.start", "status": 304, "headers": common})
-            await send({"type": "http.response.body", "body": b""})
-            return
-        await send({"type": "http.response.start", "status": 200, "headers": [*_JSON, *common]})
-        await send({"type": "http.response.body", "body": self._card})
+        status, headers, body = self._published.response(scope, _headers(scope))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
 
     # -- JSON-RPC ---------------------------------------------------------------------
 

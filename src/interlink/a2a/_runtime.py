@@ -64,6 +64,7 @@ __all__ = [
     "Sink",
     "Subscription",
     "apply",
+    "failure_reason",
     "micros",
     "task_row",
 ]
@@ -91,13 +92,29 @@ def micros(moment: datetime | None) -> int:
     return int(moment.timestamp() * 1_000_000)
 
 
-def no_answer(failure: BaseException | None) -> InvalidAgentResponse:
-    """The error for a task that ended before the agent answered at all; a store's own
-    words (paths, schemas, the database's messages) stay in the server's log."""
-    why = str(failure)
+def failure_reason(failure: BaseException | None, *, expose: bool = False) -> str:
+    """What a client is told of the exception that ended a task (in its FAILED status,
+    or in the -32006 of a task that never began). Our own words (an `RpcError` the
+    agent raised on purpose, a broken event sequence) reach it; anything else is logged
+    with its traceback and the client reads a generic reason, unless the app exposes
+    errors (`create_app(..., expose_errors=True)`). A store's words (paths, schemas,
+    the database's messages) always stay in the log."""
+    if isinstance(failure, RpcError):
+        return failure.message
+    if isinstance(failure, InvalidEventSequence):
+        return str(failure)
     if isinstance(failure, StoreError):
-        why = "the task store failed (the server's log says why)"
-    return InvalidAgentResponse(f"the agent did not answer: {why}")
+        return "the task store failed (the server's log says why)"
+    if expose and failure is not None:
+        return f"{type(failure).__name__}: {failure}"
+    return "the agent failed (the server's log says why)"
+
+
+def no_answer(failure: BaseException | None, *, expose: bool = False) -> InvalidAgentResponse:
+    """The error for a task that ended before the agent answered at all."""
+    return InvalidAgentResponse(
+        f"the agent did not answer: {failure_reason(failure, expose=expose)}"
+    )
 
 
 def task_row(
@@ -269,8 +286,11 @@ class LiveTask:
         on_append: Callable[[], None] | None = None,
         background: set[asyncio.Task[None]] | None = None,
         on_interrupted: Callable[[LiveTask], Awaitable[None]] | None = None,
+        expose_errors: bool = False,
     ) -> None:
         self.store = store
+        #: an executor's exception text reaches the client (see `failure_reason`)
+        self.expose_errors = expose_errors
         #: awaited when the executor returns with the task waiting for input
         self.on_interrupted = on_interrupted
         #: where background catch-ups are kept (the server cancels them when it stops)
@@ -672,10 +692,9 @@ class LiveTask:
                 raise
         except Exception as exc:
             logger.exception("executor failed on task %s", self.task_id)
-            # the reason names the kind of failure; the details stay in our log
-            reason = f"the agent failed ({type(exc).__name__})"
-            if isinstance(exc, RpcError):  # raised on purpose: its message is for the client
-                reason = f"the agent failed: {exc.message}"
+            reason = failure_reason(exc, expose=self.expose_errors)
+            if not reason.startswith("the agent failed"):
+                reason = f"the agent failed: {reason}"
             with contextlib.suppress(Exception):
                 await self._fail(context, reason, exc)
         if not self.shutting_down:

@@ -70,6 +70,7 @@ from interlink.a2a._types import (
     ListTasksRequest,
     ListTasksResponse,
     Message,
+    Role,
     SendMessageConfiguration,
     SendMessageRequest,
     SendMessageResponse,
@@ -119,8 +120,11 @@ class A2AServer:
         lease_ttl: float = 10.0,
         retention: float | None = None,
         cancel_wait: float = 5.0,
+        expose_errors: bool = False,
     ) -> None:
         self.executor = executor
+        #: an executor's exception text reaches the client (default: the log only)
+        self.expose_errors = expose_errors
         self.card = card
         self.store = store
         self.extended_card = extended_card
@@ -318,6 +322,7 @@ class A2AServer:
                 on_append=None if self.push is None else self.push.wake,
                 background=self._background,
                 on_interrupted=None if self.replicas is None else self._release,
+                expose_errors=self.expose_errors,
             )
             self.live[key] = live
         return live
@@ -405,8 +410,7 @@ class A2AServer:
         self, params: SendMessageRequest, call: Call
     ) -> tuple[LiveTask, RequestContext]:
         message = params.message
-        if not message.parts:
-            raise bad_request([("message.parts", "a message needs at least one part")])
+        _check_message(message)
         _check_ids(
             ("message.messageId", message.message_id), ("message.contextId", message.context_id)
         )
@@ -447,7 +451,6 @@ class A2AServer:
                 message,
                 task_id=task_id,
                 context_id=context_id,
-                message_id=message.message_id or new_id(),
             )
             context = RequestContext(
                 message=message,
@@ -545,7 +548,7 @@ class A2AServer:
 
         await live.wait_for(answered)
         if live.direct_message is None and live.task is None:
-            raise no_answer(live.failure)
+            raise no_answer(live.failure, expose=self.expose_errors)
         return live, self._history_asked(configuration)
 
     def _send_response(self, live: LiveTask, history: int | None) -> SendMessageResponse:
@@ -885,6 +888,20 @@ def _id_problem(value: str) -> str | None:
     if "\x00" in value:
         return "contains a NUL character"
     return None
+
+
+def _check_message(message: Message) -> None:
+    """-32602 naming each REQUIRED field of a client's message that is missing
+    (`messageId`, `role`: ROLE_UNSPECIFIED is no role; at least one part)."""
+    violations = []
+    if not message.message_id:
+        violations.append(("message.messageId", "required field is missing or empty"))
+    if message.role is Role.ROLE_UNSPECIFIED:
+        violations.append(("message.role", "required field is missing (or ROLE_UNSPECIFIED)"))
+    if not message.parts:
+        violations.append(("message.parts", "a message needs at least one part"))
+    if violations:
+        raise bad_request(violations)
 
 
 def _check_ids(*fields: tuple[str, str]) -> None:

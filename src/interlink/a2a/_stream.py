@@ -59,7 +59,7 @@ class TaskStream:
             if sub.closed:
                 live = self._live
                 if live.failure is not None and live.task is None:
-                    raise no_answer(live.failure)
+                    raise no_answer(live.failure, expose=live.expose_errors)
                 return None
             sub.ready.clear()
             if wait is None:

@@ -2,7 +2,8 @@
 
 ATTR is an app made by `interlink.a2a.create_app` (or a factory returning one). The
 store defaults to an SQLite file in the data directory (`--store memory:` keeps
-nothing); the card lists the served URL as its JSON-RPC interface when it lists none.
+nothing); a card that lists no interface gets the address each request came to, or
+`--public-url` (behind a proxy).
 """
 
 from __future__ import annotations
@@ -57,7 +58,26 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="comma-separated hosts that push webhooks may use although not public "
         "(e.g. 127.0.0.1,localhost:8080), for local development and tests",
     )
+    serve.add_argument(
+        "--public-url",
+        type=_public_url,
+        default=None,
+        metavar="URL",
+        help="the URL clients reach the agent at (behind a proxy), listed as the card's "
+        "JSON-RPC interface when the card lists none (default: the address each request "
+        "came to: its scheme, Host and mount path)",
+    )
     serve.add_argument("--log-level", default="info")
+
+
+def _public_url(text: str) -> str:
+    from interlink.a2a._card import InvalidAgentURL, checked_url
+
+    try:
+        checked_url(text, "public URL")
+    except InvalidAgentURL as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _seconds(text: str) -> float:
@@ -135,7 +155,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"interlink a2a serve: {exc}", file=sys.stderr)
         return 2
     url = f"http://{args.host}:{args.port}/"
-    app.use_card(with_interface(app.server.card, url))
+    if args.public_url is not None:
+        app.use_card(with_interface(app.server.card, args.public_url))
     print(f"serving {app.server.card.name!r} at {url} (tasks: {store_url})", file=sys.stderr)
     uvicorn.run(
         app,
