@@ -18,6 +18,7 @@ import textwrap
 from typing import TYPE_CHECKING, Final
 
 from interlink.cli._acp_client import Style  # imported by the CLI anyway: costs nothing
+from interlink.cli._parser import Parser
 
 if TYPE_CHECKING:
     from interlink.a2a import A2AClient
@@ -67,7 +68,7 @@ def _positive(value: str) -> int:
     return number
 
 
-class _Intermixed(argparse.ArgumentParser):
+class _Intermixed(Parser):
     """Options may come between the positionals (`send URL --task ID "answer"`), which
     plain argparse refuses once an optional positional was skipped."""
 
@@ -187,6 +188,8 @@ def run(args: argparse.Namespace) -> int:
         return asyncio.run(_main(args))
     except KeyboardInterrupt:
         return _fail("interrupted", INTERRUPTED)
+    except BrokenPipeError:
+        raise  # stdout is gone: `interlink.cli.main` ends quietly
     except Exception as exc:
         code = error_exit_code(exc)
         if code is None:
@@ -265,6 +268,7 @@ def _state_filter(name: str | None) -> t.TaskState:
 
 
 async def _tasks(client: A2AClient, args: argparse.Namespace) -> int:
+    import contextlib
     import shutil
 
     from interlink.cli._a2a_render import task_table
@@ -273,17 +277,19 @@ async def _tasks(client: A2AClient, args: argparse.Namespace) -> int:
     limit = args.limit
     found: list[t.Task] = []
     if limit != 0:
-        async for task in client.iter_tasks(
+        tasks = client.iter_tasks(
             context_id=args.context or "",
             status=_state_filter(args.status),
             page_size=min(limit, 100) if limit else None,
             history_length=1,
-        ):
-            if args.json:
-                print_json(task, indent=False)
-            found.append(task)
-            if limit and len(found) >= limit:
-                break
+        )
+        async with contextlib.aclosing(tasks):  # closed here, also by a closed stdout
+            async for task in tasks:
+                if args.json:
+                    print_json(task, indent=False)
+                found.append(task)
+                if limit and len(found) >= limit:
+                    break
     if args.json:
         return OK
     if not found:

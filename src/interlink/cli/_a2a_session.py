@@ -19,7 +19,7 @@ import os
 import signal
 import sys
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -220,14 +220,18 @@ class Session:
         return result if isinstance(result, t.Message) else None
 
     async def _consume(
-        self, events: AsyncIterator[StreamEvent], again: bool = True
+        self, events: AsyncGenerator[StreamEvent, None], again: bool = True
     ) -> t.Message | None:
         reply = None
         try:
-            async for event in events:
-                self._emit(event.payload)
-                if isinstance(event.payload, t.Message):
-                    reply = event.payload
+            # Closed here, in this task, whatever ends the loop (a closed stdout, Ctrl-C):
+            # left to the loop's shutdown, the stream and the generators inside it would
+            # be closed concurrently ("aclose(): asynchronous generator is already running").
+            async with contextlib.aclosing(events):
+                async for event in events:
+                    self._emit(event.payload)
+                    if isinstance(event.payload, t.Message):
+                        reply = event.payload
         except StreamInterrupted as exc:
             if not exc.task_id or not again:
                 raise

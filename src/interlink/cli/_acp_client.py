@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
+import errno
 import io
 import os
 import signal
@@ -92,6 +93,8 @@ class Renderer:
         self._stream: str | None = None  # the kind of text being streamed inline
         self._line_start = True
         self._plan: list[tuple[str, str]] = []
+        self.closed = False  # `out` is a pipe whose reader is gone
+        self.on_closed: Callable[[], None] | None = None
 
     def start_turn(self) -> None:
         from interlink.acp import Transcript
@@ -100,9 +103,15 @@ class Renderer:
         self._plan = []
 
     def write(self, text: str) -> None:
-        if text:
-            self.out.write(text)
-            self.out.flush()
+        if text and not self.closed:
+            try:
+                self.out.write(text)
+                self.out.flush()
+            except BrokenPipeError:  # (in a handler of the connection: raising would
+                self.closed = True  # answer the agent with an error and log it)
+                if self.on_closed is not None:
+                    self.on_closed()
+                return
             self._line_start = text.endswith("\n")
 
     def line(self, text: str = "") -> None:
@@ -303,6 +312,7 @@ class _Session:
         self.args = args
         self.style = Style(color)
         self.render = Renderer(out, self.style)
+        self.render.on_closed = self.quit_on_closed_output
         self.input = LineReader(sys.stdin.fileno())
         self.quit = asyncio.Event()
         self.interrupted = False
@@ -310,6 +320,9 @@ class _Session:
         self.session_id = ""
         self.turn: asyncio.Task[object] | None = None
         self.cancelling: asyncio.Task[None] | None = None
+
+    def quit_on_closed_output(self) -> None:
+        self.quit.set()
 
     def on_sigint(self) -> None:
         import asyncio
@@ -450,6 +463,8 @@ class _Session:
         finally:
             loop.remove_signal_handler(signal.SIGINT)
             signal.signal(signal.SIGINT, previous)
+        if self.render.closed:
+            raise BrokenPipeError(errno.EPIPE, "stdout closed")  # `interlink.cli.main`
         return 130 if self.interrupted else 0
 
 
@@ -484,6 +499,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         cwd = os.path.abspath(args.cwd or os.getcwd())
         return asyncio.run(_Session(args, sys.stdout).main(command, cwd))
+    except BrokenPipeError:
+        raise  # stdout is gone: `interlink.cli.main` ends quietly
     except AgentExited as exc:  # its stderr was forwarded already
         how = "is gone" if exc.returncode is None else f"exited with code {exc.returncode}"
         return _fail(f"the agent {how}")
