@@ -222,14 +222,22 @@ def test_ctrl_c_then_y_cancels_the_task(url: str, terminal: list[Terminal]) -> N
     assert term.exit_code() == 1
 
 
-def test_a_second_ctrl_c_cancels_at_once(url: str, terminal: list[Terminal]) -> None:
+def test_ctrl_c_at_the_question_interrupts_without_cancelling(
+    url: str, terminal: list[Terminal]
+) -> None:
     term = run_on_terminal(terminal, "send", url, "slow 30")
     term.expect("1/30 s done")
+    match = re.search(r"task (\S+) · context ", term.screen)  # (after the spinner's \r)
+    assert match, term.screen
+    task_id = match[1]
     term.send(b"\x03")
     term.expect("[y/N] ")
     term.send(b"\x03")
-    term.expect("● canceled")
-    assert term.exit_code() == 1
+    term.expect(f"interrupted; task {task_id} goes on")
+    assert term.exit_code() == 130  # the exit-code table: interrupted without cancelling
+    shown = a2a("task", url, task_id, "--json")  # GetTask
+    assert json.loads(shown.stdout)["status"]["state"] == "TASK_STATE_WORKING"
+    assert a2a("cancel", url, task_id).returncode == 0
 
 
 def test_ctrl_c_then_no_goes_on(url: str, terminal: list[Terminal]) -> None:
@@ -315,6 +323,7 @@ def test_tasks_table_and_json(url: str) -> None:
     assert {t["status"]["state"] for t in completed} == {"TASK_STATE_COMPLETED"}
     limited = a2a("tasks", url, "--limit", "1")
     assert len(limited.stdout.splitlines()) == 2
+    assert one_error_line(limited) == "(the 1 newest; --limit N for more, --limit 0 for all)"
     bad = a2a("tasks", url, "--status", "sleeping")
     assert bad.returncode == 2
 

@@ -4,8 +4,9 @@ A `Session` runs turns (a streamed or blocking `SendMessage`, or a subscription)
 renders them through a `TaskView`. Between turns it answers the agent's questions: an
 input-required task is put to the person on the terminal and continued with the
 answer; without a terminal the exit code is 3. Ctrl-C during a turn asks whether to
-cancel the task (a second Ctrl-C cancels at once; without a terminal the first one
-does); while only following a task, Ctrl-C stops following. A stream that breaks off
+cancel the task; Ctrl-C at that question is "interrupted": the command ends with 130 and
+the task goes on (without a terminal there is no question: SIGINT cancels). While only
+following a task, Ctrl-C stops following. A stream that breaks off
 is resumed with `SubscribeToTask` from its last event id.
 """
 
@@ -332,8 +333,14 @@ class Session:
                 self.screen.typed()
             yes = (answer or "").strip().lower() in ("y", "yes")
         else:
-            yes = first is not work  # a second Ctrl-C: cancel; the task ended: nothing to do
+            yes = False  # the task ended while asked: nothing to cancel
         self.screen.release()
+        if first is not read and first is not work:  # Ctrl-C: interrupted, not cancelled
+            self._note(
+                f"interrupted; task {self.view.task_id} goes on "
+                f"(interlink a2a cancel {self.args.url} {self.view.task_id} cancels it)"
+            )
+            raise _Interrupted
         return yes
 
     async def _ask_input(self) -> str | None:
