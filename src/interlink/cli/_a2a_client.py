@@ -186,10 +186,11 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
     import io
 
-    from interlink.cli._a2a_session import describe_error, error_exit_code
+    from interlink.cli._a2a_errors import describe_error, error_exit_code
 
     if isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(errors="replace")
+    args.url = with_scheme(args.url)
     if args.a2a_command == "send" and not args.text and not args.file:
         return _fail("send needs TEXT or --file", USAGE)
     try:
@@ -202,7 +203,20 @@ def run(args: argparse.Namespace) -> int:
         code = error_exit_code(exc)
         if code is None:
             raise
-        return _fail(describe_error(exc), code)
+        return _fail(describe_error(exc, args.url, args.timeout), code)
+
+
+def connect_timeout(timeout: float) -> float:
+    """The time to connect, out of `--timeout`: 10 s at most."""
+    return min(timeout, 10.0)
+
+
+def with_scheme(url: str) -> str:
+    """`localhost:9999` -> `http://localhost:9999` (as curl reads it); a URL with a
+    scheme stays as it is."""
+    import re
+
+    return url if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", url) else f"http://{url}"
 
 
 def _fail(message: str, code: int) -> int:
@@ -223,7 +237,7 @@ async def _main(args: argparse.Namespace) -> int:
 
     bearer = args.bearer or os.environ.get("INTERLINK_A2A_BEARER") or None
     api_key = args.api_key or os.environ.get("INTERLINK_A2A_API_KEY") or None
-    connect = min(args.timeout, 10.0)
+    connect = connect_timeout(args.timeout)
     async with httpx.AsyncClient(timeout=httpx.Timeout(args.timeout, connect=connect)) as http:
         resolved = await resolve_card(args.url, client=http)
         schemes = resolved.card.security_schemes.values()

@@ -24,16 +24,10 @@ from collections.abc import AsyncGenerator, Awaitable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-import httpx
 import msgspec
 
 from interlink.a2a import (
     A2AClient,
-    A2AHttpError,
-    A2ATransportError,
-    AuthenticationRequired,
-    CardError,
-    InvalidAgentURL,
     StreamEvent,
     StreamInterrupted,
     StreamPayload,
@@ -41,20 +35,16 @@ from interlink.a2a import (
 )
 from interlink.a2a import types as t
 from interlink.cli._a2a_client import (
-    A2A_ERROR,
     AUTH,
     INTERRUPTED,
     NEEDS_INPUT,
-    NETWORK,
     OK,
     TASK_FAILED,
-    USAGE,
 )
 from interlink.cli._a2a_render import Screen, TaskView, task_lines
 from interlink.cli._acp_client import LineReader, Style
-from interlink.jsonrpc import RpcError
 
-__all__ = ["Session", "describe_error", "error_exit_code", "exit_code_of"]
+__all__ = ["Session", "exit_code_of"]
 
 T = TypeVar("T")
 S = t.TaskState
@@ -77,42 +67,6 @@ class _Interrupted(Exception):
 
 def exit_code_of(state: t.TaskState) -> int:
     return _STATE_EXIT.get(state, OK)
-
-
-def error_exit_code(exc: BaseException) -> int | None:
-    """The exit code for an error that ends a command (None: not ours to explain)."""
-    if isinstance(exc, AuthenticationRequired):
-        return AUTH
-    if isinstance(exc, A2ATransportError | httpx.HTTPError | TimeoutError):
-        return NETWORK
-    if isinstance(exc, InvalidAgentURL):
-        return USAGE
-    if isinstance(exc, CardError):
-        return NETWORK if isinstance(exc.__cause__, httpx.HTTPError) else A2A_ERROR
-    if isinstance(exc, RpcError | A2AHttpError):
-        return A2A_ERROR
-    if isinstance(exc, OSError | ValueError):
-        return USAGE
-    return None
-
-
-def describe_error(exc: BaseException) -> str:
-    """One line: the error's name, its code when it has one, and what it says."""
-    if isinstance(exc, RpcError):
-        text = f"{type(exc).__name__} ({exc.code}): {exc.message}"
-    elif isinstance(exc, AuthenticationRequired):
-        text = f"AuthenticationRequired: {exc}; give --bearer TOKEN or --api-key KEY"
-    elif isinstance(exc, StreamInterrupted) and exc.task_id:
-        text = f"StreamInterrupted: {exc}; follow it: interlink a2a task URL {exc.task_id} --follow"
-    elif isinstance(exc, A2ATransportError | A2AHttpError | CardError):
-        text = f"{type(exc).__name__}: {exc}"
-    elif isinstance(exc, httpx.HTTPError | TimeoutError):
-        text = f"network: {type(exc).__name__}: {exc}"
-    elif isinstance(exc, OSError) and exc.filename is not None:
-        text = f"{exc.strerror or exc}: {exc.filename}"
-    else:
-        text = str(exc) or type(exc).__name__
-    return " ".join(text.split())
 
 
 def print_json(obj: msgspec.Struct, *, indent: bool = True) -> None:
