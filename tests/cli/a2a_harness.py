@@ -103,6 +103,12 @@ def env_without_credentials(**extra: str) -> dict[str, str]:
 
 
 def a2a(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`interlink a2a ARGS`, without credentials from the environment, plus `env`."""
+    return run_a2a(list(args), env_without_credentials(**env))
+
+
+def run_a2a(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`interlink a2a ARGS` in exactly the environment `env`."""
     return subprocess.run(
         [*CLI, *args],
         capture_output=True,
@@ -111,7 +117,7 @@ def a2a(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
         check=False,
         cwd=ROOT,
         stdin=subprocess.DEVNULL,
-        env=env_without_credentials(**env),
+        env=env,
     )
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.a2a_harness import CLI, ROOT, TIMEOUT, a2a, env_without_credentials, serving
+from tests.cli.a2a_harness import TIMEOUT, a2a, env_without_credentials, run_a2a, serving
 
 pytestmark = pytest.mark.e2e
 
@@ -24,16 +24,7 @@ def data_env(directory: Path) -> dict[str, str]:
 
 
 def serve_once(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CLI, "serve", *args],
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-        env=env,
-    )
+    return run_a2a(["serve", *args], env or env_without_credentials())
 
 
 def test_the_serving_line_comes_once_the_socket_listens(tmp_path: Path) -> None:

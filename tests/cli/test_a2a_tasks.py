@@ -14,7 +14,7 @@ import pytest
 from interlink.a2a import types as t
 from interlink.cli._a2a_table import task_table
 from interlink.cli._acp_client import Style
-from tests.cli.a2a_harness import CLI, ROOT, TIMEOUT, env_without_credentials, header_ids, serve
+from tests.cli.a2a_harness import CLI, ROOT, env_without_credentials, header_ids, run_a2a, serve
 
 LONG = "echo " + " ".join(f"word{n}" for n in range(40))
 
@@ -36,16 +36,7 @@ def table(url: str, columns: str | None) -> list[str]:
     env = {k: v for k, v in env_without_credentials().items() if k not in ("COLUMNS", "LINES")}
     if columns is not None:
         env["COLUMNS"] = columns
-    done = subprocess.run(
-        [*CLI, "tasks", url],
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-        env=env,
-    )
+    done = run_a2a(["tasks", url], env)
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
 
