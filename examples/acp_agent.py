@@ -1,6 +1,8 @@
 """An example ACP agent, served on stdio: `python examples/acp_agent.py`.
 
-- any prompt: a plan, then the prompt echoed back in several `agent_message_chunk`s;
+- any prompt: a plan, then the prompt echoed back in `agent_message_chunk`s: about
+  sixteen pieces, cut after whitespace where it can, none over 16 KiB (an 8 MiB prompt
+  is some 500 updates, not a million one-word ones);
 - `tool PATH`: a tool call, a permission request, and (when allowed) the file read
   through the client's `fs/read_text_file`, then the tool call finished;
 - `slow`: works for about ten seconds, one update at once and then every half second,
@@ -14,8 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from interlink import __version__
@@ -32,6 +34,38 @@ class Session:
 
 def prompt_text(blocks: list[s.ContentBlock]) -> str:
     return "".join(block.text for block in blocks if isinstance(block, s.TextContent))
+
+
+CHUNK_BYTES = 16 * 1024  # the most one echoed piece holds (UTF-8 bytes)
+_PIECES = 16  # an echo streams in about this many pieces, when they stay under the bound
+_SMALLEST = 8  # bytes: short prompts stream about a word at a time
+_SPACES = tuple(b" \t\n\r\f\v")
+
+
+def chunks(text: str, most: int = CHUNK_BYTES) -> Iterator[str]:
+    """`text` in pieces of at most `most` UTF-8 bytes that join back to it exactly:
+    each cut after the last whitespace within its bound, else (one long word) at
+    a character boundary, never inside a character."""
+    data = text.encode()
+    size = len(data)
+    limit = max(min(_SMALLEST, most), min(most, size // _PIECES))
+    start = 0
+    while start < size:
+        end = start + limit
+        if end >= size:
+            end = size
+        else:
+            after_space = max(data.rfind(space, start, end) for space in _SPACES) + 1
+            if after_space > start:
+                end = after_space
+            while end > start and data[end] & 0xC0 == 0x80:  # a continuation byte
+                end -= 1
+            if end == start:  # (a bound smaller than one character: the character)
+                end = start + 1
+                while end < size and data[end] & 0xC0 == 0x80:
+                    end += 1
+        yield data[start:end].decode()
+        start = end
 
 
 class ExampleAgent(Agent):
@@ -95,8 +129,8 @@ class ExampleAgent(Agent):
         if text.strip() == "slow":
             return await self._slow(params.session_id)
         await self._plan(params.session_id, "completed")
-        for word in re.findall(r"\S+\s*|\s+", text):
-            await self.client.send_text(params.session_id, word)
+        for piece in chunks(text):
+            await self.client.send_text(params.session_id, piece)
         session.history.append(("agent", text))
         return s.PromptResponse(stop_reason="end_turn")
 

@@ -10,7 +10,7 @@ import contextlib
 import json
 import socket
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -46,8 +46,49 @@ class Request:
         return self.headers[IDEMPOTENCY_HEADER.lower()]
 
 
+@dataclass(kw_only=True)
+class Tracked:
+    """A test server's connections: each handler runs inside `track(writer)`, so the
+    teardown can end them (asyncio's stream server must not see its handlers cancelled)."""
+
+    handlers: set[asyncio.Task[None]] = field(default_factory=set)
+    writers: set[asyncio.StreamWriter] = field(default_factory=set)
+    url: str = ""
+    """`/hook` on the server's port, once `listen` returned."""
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        raise NotImplementedError
+
+    async def listen(self) -> asyncio.Server:
+        """Serve `handle` on a port of 127.0.0.1 of its own."""
+        server = await asyncio.start_server(self.handle, "127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/hook"
+        return server
+
+    async def shut(self, server: asyncio.Server) -> None:
+        server.close()
+        for writer in list(self.writers):
+            writer.close()  # a handler waiting for the next request sees the end
+        async with asyncio.timeout(WAIT):
+            await asyncio.gather(*self.handlers)
+        await server.wait_closed()
+
+    @contextlib.contextmanager
+    def track(self, writer: asyncio.StreamWriter) -> Iterator[None]:
+        task = asyncio.current_task()
+        assert task is not None
+        self.handlers.add(task)
+        self.writers.add(writer)
+        try:
+            yield
+        finally:
+            writer.close()
+            self.writers.discard(writer)
+            self.handlers.discard(task)
+
+
 @dataclass
-class Receiver:
+class Receiver(Tracked):
     """A tiny HTTP/1.1 server: answers each request with the next of `statuses` (then
     200), or never answers while `hang` is set."""
 
@@ -55,19 +96,15 @@ class Receiver:
     hang: bool = False
     requests: list[Request] = field(default_factory=list)
     changed: asyncio.Condition = field(default_factory=asyncio.Condition)
-    handlers: set[asyncio.Task[None]] = field(default_factory=set)
-    writers: set[asyncio.StreamWriter] = field(default_factory=set)
     release: asyncio.Event = field(default_factory=asyncio.Event)
-    """Set at teardown: hanging requests end (asyncio's stream server must not see its
-    handler tasks cancelled)."""
-    url: str = ""
+    """Set at teardown: hanging requests end."""
+
+    async def shut(self, server: asyncio.Server) -> None:
+        self.release.set()
+        await super().shut(server)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self.handlers.add(task)
-        self.writers.add(writer)
-        try:
+        with self.track(writer), contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
             while head := await reader.readuntil(b"\r\n\r\n"):
                 line, *lines = head.decode().split("\r\n")
                 headers = dict(h.split(": ", 1) for h in lines if h)
@@ -82,12 +119,6 @@ class Receiver:
                 status = self.statuses.pop(0) if self.statuses else 200
                 writer.write(f"HTTP/1.1 {status} X\r\nContent-Length: 0\r\n\r\n".encode())
                 await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            writer.close()
-            self.writers.discard(writer)
-            self.handlers.discard(task)
 
     async def wait_for(self, count: int) -> list[Request]:
         async with asyncio.timeout(WAIT), self.changed:
@@ -111,21 +142,12 @@ async def receivers() -> AsyncIterator[Start]:
 
     async def start(statuses: Iterable[int] = (), *, hang: bool = False) -> Receiver:
         receiver = Receiver(list(statuses), hang)
-        server = await asyncio.start_server(receiver.handle, "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
-        receiver.url = f"http://127.0.0.1:{port}/hook"
-        started.append((receiver, server))
+        started.append((receiver, await receiver.listen()))
         return receiver
 
     yield start
     for receiver, server in started:
-        server.close()
-        receiver.release.set()
-        for writer in list(receiver.writers):
-            writer.close()  # a handler waiting for the next request sees the end
-        async with asyncio.timeout(WAIT):
-            await asyncio.gather(*receiver.handlers)
-        await server.wait_closed()
+        await receiver.shut(server)
 
 
 # -- a store that says what the worker did ---------------------------------------------------

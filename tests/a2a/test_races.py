@@ -141,7 +141,7 @@ async def test_a_refused_inline_webhook_changes_nothing_and_leaks_nothing() -> N
         )
         request = send("ask")
         for _ in range(3):
-            with pytest.raises(Exception, match="private"):
+            with pytest.raises(Exception, match="Private-Use"):
                 await server.send_message(
                     t.SendMessageRequest(message=request.message, configuration=bad), CALL
                 )
@@ -149,7 +149,7 @@ async def test_a_refused_inline_webhook_changes_nothing_and_leaks_nothing() -> N
         asked = await server.send_message(send("ask"), CALL)
         assert isinstance(asked.task, t.Task)
         follow = send("more", task_id=asked.task.id)
-        with pytest.raises(Exception, match="private"):
+        with pytest.raises(Exception, match="Private-Use"):
             await server.send_message(
                 t.SendMessageRequest(message=follow.message, configuration=bad), CALL
             )

@@ -196,6 +196,49 @@ async def test_cancel_before_initialize_is_refused_locally() -> None:
             await conn.cancel("s1")
 
 
+@pytest.mark.parametrize("cwd", [".", "src/app", "", "~/work", Path("relative")])
+async def test_a_relative_cwd_is_refused_locally_naming_the_path(cwd: str | Path) -> None:
+    sessions: Json = {"list": {}, "resume": {}}
+    async with raw_agent(Client()) as (conn, wire):
+        init = asyncio.create_task(conn.initialize())
+        caps = {"loadSession": True, "sessionCapabilities": sessions}
+        await answer_initialize(wire, {"protocolVersion": 1, "agentCapabilities": caps})
+        await init
+        calls: list[Callable[[], Awaitable[object]]] = [
+            lambda: conn.new_session(cwd),
+            lambda: conn.load_session("s1", cwd),
+            lambda: conn.resume_session("s1", cwd),
+            lambda: conn.list_sessions(cwd=cwd),
+        ]
+        for call in calls:
+            with pytest.raises(ProtocolMisuse) as info:
+                await call()
+            assert f"cwd {str(cwd)!r} is a relative path" in str(info.value)
+            assert "ACP requires an absolute one" in str(info.value)
+        # nothing went out: the next line the agent reads is the call with an absolute path
+        new = asyncio.create_task(conn.new_session(Path("/tmp")))
+        request: Json = json.loads(await wire.raw.recv())
+        assert (request["method"], request["params"]["cwd"]) == ("session/new", "/tmp")
+        await wire.send({"jsonrpc": "2.0", "id": request["id"], "result": {"sessionId": "s1"}})
+        assert (await new).session_id == "s1"
+
+
+class PickyAgent(SessionAgent):
+    async def new_session(self, params: s.NewSessionRequest) -> s.NewSessionResponse:
+        raise RpcError.invalid_params({"detail": f"{params.cwd} is not a project"})
+
+
+async def test_an_error_from_the_agent_says_why_in_its_text() -> None:
+    async with connected(PickyAgent(), Client()) as conn:
+        await conn.initialize()
+        with pytest.raises(InvalidParams) as bad:
+            await conn.new_session("/tmp")
+        assert str(bad.value) == "Invalid params (-32602): /tmp is not a project"
+        with pytest.raises(ResourceNotFound) as unknown:
+            await conn.prompt("nope", "hi")
+        assert str(unknown.value) == "Resource not found (-32002): sessionId=nope"
+
+
 # -- session lifecycle and cancellation ------------------------------------------------------
 
 

@@ -159,26 +159,6 @@ async def test_requests_before_initialize_are_32600(served: tuple[RuleAgent, Pee
     assert error_of(second)[0] == -32600
 
 
-async def test_a_request_pipelined_behind_initialize_is_32600(
-    served: tuple[RuleAgent, Peer],
-) -> None:
-    _, peer = served
-    await peer.send(
-        {"jsonrpc": "2.0", "id": "i", "method": "initialize", "params": {"protocolVersion": 1}}
-    )
-    await peer.send(
-        {
-            "jsonrpc": "2.0",
-            "id": "n",
-            "method": "session/new",
-            "params": {"cwd": "/", "mcpServers": []},
-        }
-    )
-    answers = {a["id"]: a for a in [json.loads(await peer.raw.recv()) for _ in range(2)]}
-    assert "result" in answers["i"]
-    assert error_of(answers["n"])[0] == -32600
-
-
 @pytest.mark.parametrize(("requested", "answered"), [(1, 1), (99, 1), (0, 1)])
 async def test_version_negotiation(
     served: tuple[RuleAgent, Peer], requested: int, answered: int

@@ -4,15 +4,20 @@ against a badly behaved agent."""
 from __future__ import annotations
 
 import asyncio
+import functools
+import importlib.util
 import json
 import os
+import random
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import cast
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from interlink.acp import AgentExited, Client, spawn_agent
 
@@ -95,20 +100,34 @@ async def test_bad_lines_get_their_error_and_the_agent_still_answers(
     await wire.still_answers(2)
 
 
-async def test_an_8_mib_prompt_is_handled(wire: Wire) -> None:
+def words_8_mib() -> str:
+    """8 MiB of short words (1.5 million of them), multibyte ones among them, and one
+    run of 100 000 characters with no whitespace at all."""
+    rng = random.Random(11)
+    words = ["alpha", "béta", "日本語", "🙂ok", "x", "\n"]
+    text = " ".join(rng.choice(words) for _ in range(1_500_000))
+    text += " " + "é" * 100_000 + " and a tail"
+    size = len(text.encode())
+    assert size > 8 * 1024 * 1024
+    return text
+
+
+async def test_an_8_mib_prompt_is_echoed_exactly_in_a_few_hundred_bounded_chunks(
+    wire: Wire,
+) -> None:
     await wire.send(
         b'{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}'
     )
     session = (await wire.recv())["result"]
     assert isinstance(session, dict)
-    text = "x" * (8 * 1024 * 1024) + " and a tail"
+    text = words_8_mib()
     prompt = {"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": text}]}
     await wire.send(
         json.dumps(
             {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": prompt}
         ).encode()
     )
-    echoed = ""
+    echoed: list[str] = []
     while True:
         message = await wire.recv()
         if message.get("id") == 2:
@@ -116,8 +135,41 @@ async def test_an_8_mib_prompt_is_handled(wire: Wire) -> None:
             break
         update = cast("dict[str, dict[str, str]]", message["params"])["update"]
         if update["sessionUpdate"] == "agent_message_chunk":
-            echoed += cast("dict[str, str]", update["content"])["text"]
-    assert echoed == text
+            echoed.append(cast("dict[str, str]", update["content"])["text"])
+    assert "".join(echoed) == text, "the echo differs"
+    assert max(len(chunk.encode()) for chunk in echoed) <= 16 * 1024
+    # (a chunk and the next one hold more than 16 KiB together)
+    assert 500 <= len(echoed) <= 2 * len(text.encode()) // (16 * 1024) + 1
+
+
+@functools.cache
+def example_chunks() -> Callable[[str, int], Iterator[str]]:
+    spec = importlib.util.spec_from_file_location("acp_agent_example", EXAMPLE[1])
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (its dataclasses look their module up)
+    spec.loader.exec_module(module)
+    chunks: Callable[[str, int], Iterator[str]] = module.chunks
+    return chunks
+
+
+@settings(max_examples=300)
+@given(text=st.text(), most=st.integers(min_value=1, max_value=64))
+def test_echo_chunks_join_back_exactly_and_keep_their_bound(text: str, most: int) -> None:
+    pieces = list(example_chunks()(text, most))
+    assert "".join(pieces) == text
+    for piece in pieces:
+        assert piece
+        # over the bound only when one character alone is bigger than it
+        assert len(piece.encode()) <= most or len(piece) == 1
+
+
+def test_echo_chunks_cut_after_whitespace_where_they_can() -> None:
+    chunks = example_chunks()
+    assert list(chunks("hello interop world", 16 * 1024)) == ["hello ", "interop ", "world"]
+    assert list(chunks("ab cd\tef\ngh", 6)) == ["ab cd\t", "ef\ngh"]
+    assert list(chunks("日本語", 4)) == ["日", "本", "語"]  # (3 bytes each: never split)
 
 
 async def test_a_100_mib_line_is_refused_and_the_agent_still_answers(wire: Wire) -> None:
@@ -157,8 +209,19 @@ def test_stdout_can_be_a_file(tmp_path: Path) -> None:
         subprocess.run(EXAMPLE, stdin=stdin, stdout=stdout, timeout=30, check=True)
     answers = {a["id"]: a for a in map(json.loads, out.read_bytes().splitlines())}
     assert answers[0]["result"]["protocolVersion"] == 1
-    # pipelined behind initialize: refused by the initialisation gate (DECISIONS.md)
-    assert answers[1]["error"]["code"] == -32600
+    # pipelined behind initialize: waits for it, then is served (DECISIONS.md)
+    assert answers[1]["result"] == {"sessions": []}
+
+
+def test_the_example_agent_serves_session_new_written_with_initialize() -> None:
+    new = b'{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}'
+    for _ in range(5):  # (issue #11: refused 5 of 5 times)
+        done = subprocess.run(
+            EXAMPLE, input=INIT + b"\n" + new + b"\n", capture_output=True, timeout=30, check=True
+        )
+        answers = [json.loads(raw) for raw in done.stdout.splitlines()]
+        assert [answer["id"] for answer in answers] == [0, 1], done.stdout
+        assert answers[1]["result"]["sessionId"].startswith("sess_")
 
 
 def test_stray_prints_go_to_stderr_not_the_protocol_stream() -> None:
@@ -223,3 +286,97 @@ async def test_an_agent_that_dies_fails_pending_requests_with_its_exit_code_and_
     assert info.value.returncode == 3
     assert "fatal: the agent gives up" in info.value.stderr_tail
     assert "exited with code 3" in str(info.value)
+
+
+async def test_a_spawned_agent_runs_in_a_session_of_its_own_unless_told_otherwise() -> None:
+    """So the Ctrl-C of the terminal an editor runs in does not kill its agents mid-turn
+    (Node resets an inherited "ignore SIGINT"); closing still ends the agent."""
+    async with asyncio.timeout(30), spawn_agent(EXAMPLE, Quiet()) as proc:
+        await proc.agent.initialize()
+        assert os.getsid(proc.pid) == proc.pid != os.getsid(0)
+        assert os.getpgid(proc.pid) == proc.pid != os.getpgid(0)
+    assert proc.returncode == 0  # ended by stdin EOF
+    async with asyncio.timeout(30), spawn_agent(EXAMPLE, Quiet(), start_new_session=False) as proc:
+        await proc.agent.initialize()
+        assert os.getsid(proc.pid) == os.getsid(0)
+
+
+BANNER = [
+    sys.executable,
+    "-c",
+    "import runpy, sys; print('Starting v1.0', flush=True); sys.argv = sys.argv[1:]; "
+    "runpy.run_path(sys.argv[0], run_name='__main__')",
+    EXAMPLE[1],
+]
+
+
+async def test_a_line_on_the_agents_stdout_that_is_not_json_rpc_is_reported() -> None:
+    reported: list[str] = []
+    async with (
+        asyncio.timeout(30),
+        spawn_agent(BANNER, Quiet(), on_bad_output=reported.append) as proc,
+    ):
+        await proc.agent.initialize()
+    assert reported == [
+        "the agent wrote a line on its stdout that is not JSON-RPC (Parse error (-32700)):"
+        " 'Starting v1.0'; its stdout belongs to the protocol, anything else goes to stderr"
+    ]
+
+
+async def test_without_a_hook_the_agents_stray_stdout_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with asyncio.timeout(30), spawn_agent(BANNER, Quiet()) as proc:
+        await proc.agent.initialize()
+    [record] = [r for r in caplog.records if r.name == "interlink.acp"]
+    assert record.levelname == "WARNING"
+    assert "not JSON-RPC (Parse error (-32700)): 'Starting v1.0'" in record.getMessage()
+
+
+async def test_a_stray_line_over_the_size_limit_is_reported_with_its_first_bytes() -> None:
+    big = [
+        sys.executable,
+        "-c",
+        "import runpy, sys; print('y' * 5000, flush=True); sys.argv = sys.argv[1:]; "
+        "runpy.run_path(sys.argv[0], run_name='__main__')",
+        EXAMPLE[1],
+    ]
+    reported: list[str] = []
+    async with (
+        asyncio.timeout(30),
+        spawn_agent(big, Quiet(), max_message_size=1000, on_bad_output=reported.append) as proc,
+    ):
+        await proc.agent.initialize()
+    [message] = reported
+    assert "not JSON-RPC (Message too large (-32600))" in message
+    assert f"'{'y' * 200}' … (5000 bytes in all)" in message
+
+
+async def test_a_wire_tap_sees_both_directions_and_one_that_fails_stops_only_itself(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    seen: dict[str, bytearray] = {"recv": bytearray(), "send": bytearray()}
+
+    def tap(direction: str, data: bytes) -> None:
+        seen[direction] += data
+
+    async with asyncio.timeout(30), spawn_agent(EXAMPLE, Quiet(), wire_tap=tap) as proc:
+        await proc.agent.initialize()
+    [sent] = [json.loads(line) for line in seen["send"].splitlines()]
+    [received] = [json.loads(line) for line in seen["recv"].splitlines()]
+    assert sent["method"] == "initialize"
+    assert received["id"] == sent["id"]
+    assert received["result"]["protocolVersion"] == 1
+
+    calls: list[str] = []
+
+    def broken(direction: str, data: bytes) -> None:
+        calls.append(direction)
+        raise RuntimeError("the log window is gone")
+
+    async with asyncio.timeout(30), spawn_agent(EXAMPLE, Quiet(), wire_tap=broken) as proc:
+        await proc.agent.initialize()
+        session = await proc.agent.new_session("/tmp")
+        assert (await proc.agent.prompt(session.session_id, "hi")).stop_reason == "end_turn"
+    assert calls == ["send"]
+    assert "wire_tap failed" in caplog.text

@@ -111,3 +111,84 @@ def test_each_protocol_has_its_own_code_table() -> None:
     # codes the protocol does not define fall back to the core's
     fallback = RpcError.from_error_object(ErrorObject(code=-32601, message="m"), "test-protocol")
     assert type(fallback) is MethodNotFound
+
+
+# -- what str() says: the reason too ----------------------------------------------------
+
+A2A_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+A2A_BAD_REQUEST = "type.googleapis.com/google.rpc.BadRequest"
+
+
+def from_wire(code: int, message: str, data: object) -> RpcError:
+    return RpcError.from_response(
+        ErrorResponse(id=1, error=ErrorObject(code=code, message=message, data=data))
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "shown"),
+    [
+        ({"detail": "$.cwd: Expected `str`, got `int`"}, "$.cwd: Expected `str`, got `int`"),
+        ({"detail": "too big", "limit": 10}, "too big"),  # the detail says it
+        ("a plain string", "a plain string"),
+        ({"sessionId": "nope"}, "sessionId=nope"),
+        ({"method": "x/y", "tries": [1, 2]}, "method=x/y, tries=[1,2]"),
+        # A2A: `[ErrorInfo, ...]`; a core error's fields are the ErrorInfo's metadata
+        (
+            [{"@type": A2A_INFO, "reason": "INVALID_PARAMS", "metadata": {"detail": "no id"}}],
+            "no id",
+        ),
+        (
+            [
+                {"@type": A2A_INFO, "reason": "INVALID_PARAMS", "domain": "a2a-protocol.org"},
+                {
+                    "@type": A2A_BAD_REQUEST,
+                    "fieldViolations": [
+                        {"field": "message.parts", "description": "required"},
+                        {"field": "id", "description": "not a string"},
+                    ],
+                },
+            ],
+            "message.parts: required; id: not a string",
+        ),
+        ([{"@type": A2A_INFO, "reason": "TASK_NOT_FOUND", "metadata": {}}], "TASK_NOT_FOUND"),
+        ([1, "two"], "1; two"),
+        (42, "42"),
+    ],
+)
+def test_str_shows_the_reason_data_gives(data: object, shown: str) -> None:
+    assert str(from_wire(-32602, "Invalid params", data)) == f"Invalid params (-32602): {shown}"
+
+
+def test_str_without_data_is_the_message_and_code() -> None:
+    assert str(InvalidParams()) == "Invalid params (-32602)"
+    assert str(from_wire(-32602, "Invalid params", None)) == "Invalid params (-32602)"
+
+
+def test_str_does_not_repeat_a_reason_the_message_already_gives() -> None:
+    # (A2A's bad_request puts the violations in the message too)
+    violations = [
+        {"@type": A2A_BAD_REQUEST, "fieldViolations": [{"field": "a", "description": "b"}]}
+    ]
+    assert (
+        str(from_wire(-32602, "Invalid params: a: b", violations))
+        == "Invalid params: a: b (-32602)"
+    )
+
+
+def test_str_is_one_line_and_bounded_whatever_the_peer_sent() -> None:
+    error = from_wire(-32603, "boom\n" * 10_000, {"detail": "line\n" * 100_000})
+    text = str(error)
+    assert "\n" not in text
+    assert len(text) < 1000
+    assert text.startswith("boom boom")
+    assert text.endswith("\u2026")
+    assert "(-32603): line line" in text
+    many = from_wire(-32000, "m", list(range(1_000_000)))
+    assert str(many).startswith("m (-32000): 0; 1; 2")
+    assert len(str(many)) < 1000
+
+
+def test_str_of_data_that_is_not_json_falls_back_to_repr() -> None:
+    marker = object()
+    assert repr(marker) in str(RpcError("odd", {"k": marker}, code=-31000))

@@ -11,17 +11,22 @@ Lanes run in parallel, at most `concurrency` requests at once; one attempt is bo
 `timeout`, so a hanging webhook holds one slot and its own lane, nothing else.
 
 A failed attempt is retried with exponential backoff and full jitter until the retry
-budget (`max_attempts`) is spent, then dropped with a logged error. The row's attempt
+budget (`max_attempts`) is spent, then dropped with a logged warning. The row's attempt
 count and due time are written to the store (`retry_delivery`), and the lane waits for
 the dispatcher to claim its head again when due: the store stays the one source of truth.
 4xx answers other than 408 and 429 are permanent (dropped at once): the same bytes with
 the same credentials get the same answer, and retrying would hold the lane for minutes.
 
-SSRF: `check_url` allows only http(s) URLs whose host resolves to public addresses only,
-unless the host is allow-listed. It runs when a config is created and again before
-every attempt; the attempt then connects to the address just checked (URL pinned to the
-IP, `Host` header and TLS SNI keep the name), so a DNS answer that changes between check
-and connect cannot reach a refused address. Redirects are never followed.
+Whatever the webhook does, an attempt is one attempt (`_attempt` judges it and never
+raises): a redirect is a failure (never followed: its target is unchecked), the body is
+never read, `timeout` bounds the whole attempt (resolving, connecting, the answer's
+head), and `Retry-After` counts only as RFC 9110 spells it (ASCII digits or an
+HTTP-date), never longer than `max_delay`.
+
+SSRF (`_push_ssrf`): only http(s) URLs whose host is or resolves to globally reachable
+addresses (the IANA special-purpose registries, `_addresses`), unless allow-listed;
+checked when a config is set and again before every attempt, which then connects to the
+address just checked (URL pinned to the IP, `Host` header and TLS SNI keep the name).
 
 Limits: pinned https connections are pooled by address: two names on one IP may share a
 TLS connection verified for the first. (Ordering holds across restarts and replicas: the
@@ -32,10 +37,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
+import datetime
 import logging
 import random
-import socket
+import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -44,6 +49,7 @@ from typing import Final, NamedTuple, TypeAlias
 import httpx
 
 from interlink.a2a import _codec
+from interlink.a2a._push_ssrf import AllowList, Refused, allow_list, check_url, target
 from interlink.a2a._store import Delivery, StoreError, TaskStore
 from interlink.a2a._types import TaskPushNotificationConfig
 
@@ -56,8 +62,6 @@ TOKEN_HEADER: Final = "X-A2A-Notification-Token"
 
 logger = logging.getLogger("interlink.a2a.push")
 
-_IP: TypeAlias = ipaddress.IPv4Address | ipaddress.IPv6Address
-_NAT64: Final = ipaddress.ip_network("64:ff9b::/96")
 _RETRYABLE_4XX: Final = frozenset({408, 429})
 
 
@@ -66,150 +70,12 @@ def _now() -> int:
     return time.time_ns() // 1000
 
 
-# -- SSRF guard ------------------------------------------------------------------------------
-
-
-_AllowList: TypeAlias = frozenset[tuple[str, int | None]]
-"""(normalized host, port) pairs; port None allows every port."""
-
-
-def _allow_list(entries: Iterable[str]) -> _AllowList:
-    return frozenset(_split_host_port(entry.strip()) for entry in entries)
-
+# -- SSRF guard (see `_push_ssrf`) ---------------------------------------------------------
 
 #: Each tenant's webhook allow list, by store: tenants sharing a store share its outbox,
 #: so the worker of one may claim another's deliveries; each is checked against the
 #: list of the tenant it belongs to (a tenant served by no worker here: public only).
-_TENANT_ALLOW: dict[int, dict[str, _AllowList]] = {}
-
-
-def _allows(allow: _AllowList, host: str, port: int) -> bool:
-    return (host, None) in allow or (host, port) in allow
-
-
-def _split_host_port(entry: str) -> tuple[str, int | None]:
-    """`name`, `name:port`, `1.2.3.4:port`, `::1`, `[::1]:port` -> normalized (host, port)."""
-    host, port = entry, ""
-    if entry.startswith("["):
-        host, _, rest = entry[1:].partition("]")
-        port = rest.removeprefix(":")
-    elif entry.count(":") == 1:
-        host, _, port = entry.partition(":")
-    if port and not port.isdigit():
-        raise ValueError(f"push allow-list entry {entry!r}: bad port")
-    return _normalize_host(host), int(port) if port else None
-
-
-def _normalize_host(host: str) -> str:
-    with contextlib.suppress(ValueError):
-        return str(ipaddress.ip_address(host))  # one spelling per address
-    return host.lower().rstrip(".")
-
-
-def _refusal(address: _IP) -> str | None:
-    """What makes `address` unfit for webhooks ("a loopback address"), None when public."""
-    if isinstance(address, ipaddress.IPv6Address):
-        # Addresses that carry an IPv4 one reach that IPv4 host: judge that.
-        embedded = address.ipv4_mapped or address.sixtofour
-        if embedded is None and address in _NAT64:
-            embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-        if embedded is not None:
-            return _refusal(embedded)
-    checks = (
-        (address.is_unspecified, "an unspecified address"),
-        (address.is_loopback, "a loopback address"),
-        (address.is_link_local, "a link-local address"),
-        (address.is_multicast, "a multicast address"),
-        (address.is_private, "a private address"),
-        (address.is_reserved, "a reserved address"),
-        (not address.is_global, "not a public address"),
-    )
-    return next((why for refused, why in checks if refused), None)
-
-
-class _Refused(Exception):
-    """The URL may not be used; `permanent` unless DNS failed (which may be transient)."""
-
-    def __init__(self, reason: str, *, permanent: bool = True) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.permanent = permanent
-
-
-class _Target(NamedTuple):
-    url: httpx.URL
-    """What to connect to: the config's URL, its host replaced by a checked address."""
-    headers: dict[str, str]
-    """`Host` when the URL was pinned."""
-    extensions: dict[str, object]
-    """`sni_hostname` when an https URL was pinned."""
-
-
-async def _target(url: str, allow: _AllowList) -> _Target:
-    """Check `url` and say where to connect; raises `_Refused`. Resolves, never connects."""
-    try:
-        parsed = httpx.URL(url)  # the parser that sends is the parser that checks
-    except httpx.InvalidURL as exc:
-        raise _Refused(f"invalid URL: {exc}") from exc
-    if parsed.scheme not in ("http", "https"):
-        raise _Refused(f"scheme {parsed.scheme or '(none)'!r} is not http or https")
-    if not parsed.host:
-        raise _Refused("the URL has no host")
-    host = _normalize_host(parsed.host)
-    port = parsed.port or (443 if parsed.scheme == "https" else 80)
-    if _allows(allow, host, port):
-        return _Target(parsed, {}, {})
-    try:
-        addresses = [ipaddress.ip_address(host)]
-    except ValueError:
-        addresses = await _resolve(host, port)
-    for address in addresses:
-        why = _refusal(address)
-        if why is not None and not _allows(allow, str(address), port):
-            if str(address) == host:
-                raise _Refused(f"{host} is {why}")
-            raise _Refused(f"{host} resolves to {address}, {why}")
-    if str(addresses[0]) == host:
-        return _Target(parsed, {}, {})
-    extensions: dict[str, object] = {"sni_hostname": host} if parsed.scheme == "https" else {}
-    return _Target(
-        parsed.copy_with(host=str(addresses[0])), {"Host": parsed.netloc.decode()}, extensions
-    )
-
-
-async def _resolve(host: str, port: int) -> list[_IP]:
-    try:
-        infos = await asyncio.get_running_loop().getaddrinfo(
-            host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
-        )
-    except OSError as exc:
-        raise _Refused(f"cannot resolve {host}: {exc}", permanent=False) from exc
-    # The scope id of an IPv6 link-local answer ("fe80::1%eth0") does not change the verdict.
-    addresses = [ipaddress.ip_address(str(info[4][0]).partition("%")[0]) for info in infos]
-    if not addresses:
-        raise _Refused(f"cannot resolve {host}: no addresses", permanent=False)
-    return addresses
-
-
-async def check_url(
-    url: str, allow_hosts: Iterable[str] = (), *, unresolvable_ok: bool = False
-) -> str | None:
-    """Why `url` may not receive push notifications, or None when it may.
-
-    Only http and https; the host must resolve to public addresses only (every address
-    it resolves to is checked), unless the host, as written in the URL (name or IP
-    literal), is in `allow_hosts`, alone or as `host:port`. An IP in `allow_hosts` also
-    allows names that resolve to it. Resolves the name; never connects.
-    `unresolvable_ok` accepts a name that does not resolve now (a config may name a host
-    that exists later; every delivery checks again).
-    """
-    try:
-        await _target(url, _allow_list(allow_hosts))
-    except _Refused as refused:
-        if unresolvable_ok and not refused.permanent:
-            return None
-        return refused.reason
-    return None
+_TENANT_ALLOW: dict[int, dict[str, AllowList]] = {}
 
 
 # -- delivery ----------------------------------------------------------------------------------
@@ -275,7 +141,7 @@ class PushDelivery:
             raise ValueError("lease must be longer than timeout (a claim must outlive a send)")
         self.store = store
         self.allow_hosts = frozenset(allow_hosts)
-        self._allow = _allow_list(self.allow_hosts)
+        self._allow = allow_list(self.allow_hosts)
         self._tenants: frozenset[str] = frozenset({""})  # (see `serve`)
         self._own_client = client is None
         self._client = client or httpx.AsyncClient(
@@ -314,7 +180,7 @@ class PushDelivery:
         for tenant in self._tenants:
             table[tenant] = self._allow
 
-    def _allow_for(self, tenant: str) -> _AllowList:
+    def _allow_for(self, tenant: str) -> AllowList:
         if tenant in self._tenants:
             return self._allow
         return _TENANT_ALLOW.get(id(self.store), {}).get(tenant, frozenset())
@@ -443,6 +309,7 @@ class PushDelivery:
     # -- one lane ----------------------------------------------------------------------------
 
     async def _lane(self, key: _LaneKey, lane: _Lane) -> None:
+        entry: _Entry | None = None
         try:
             while not self._stopping and self._sendable(lane):
                 entry = lane.head()
@@ -455,6 +322,8 @@ class PushDelivery:
                 await self._settle(lane, entry, failure)
         except Exception:  # a bug: the row is offered again when its claim ends
             logger.exception("push: lane of task %s to config %s failed", key[1], key[2])
+            if entry is not None and entry.delivery.id in lane.entries:
+                self._hold(entry, entry.lease_until)  # not sent again before then
         finally:
             lane.runner = None
             if not lane.entries and self._lanes.get(key) is lane:
@@ -475,7 +344,7 @@ class PushDelivery:
             elif failure.permanent or attempts >= self.max_attempts:
                 del lane.entries[d.id]
                 why = "permanent failure" if failure.permanent else "retry budget spent"
-                logger.error(
+                logger.warning(
                     "push: dropped event %s of task %s for config %s after %d attempt(s)"
                     " (%s): %s",
                     d.seq, d.task_id, d.config_id, attempts, why, failure.error,
@@ -498,33 +367,32 @@ class PushDelivery:
             # delivered event may be sent twice: at least once; receivers de-duplicate).
             logger.error("push: cannot record delivery %s: %s", d.id, exc)
             if d.id in lane.entries:  # a retry: the lane still waits for this row
-                entry.lease_until, entry.due_at = 0, max(entry.due_at, claimed_until)
+                self._hold(entry, claimed_until)
+
+    @staticmethod
+    def _hold(entry: _Entry, claimed_until: int) -> None:
+        """The lane waits for the store to offer `entry` again, when its claim ends."""
+        entry.lease_until, entry.due_at = 0, max(entry.due_at, claimed_until)
 
     async def _attempt(self, d: Delivery) -> _Failure | None:
-        """One POST of one event; None when the receiver took it (2xx)."""
-        try:
-            config = _codec.decode(TaskPushNotificationConfig, d.config)
-        except _codec.ValidationError as exc:
-            return _Failure(f"bad push config: {exc}", permanent=True)
-        headers = {"Content-Type": "application/json", IDEMPOTENCY_HEADER: f"{d.task_id}:{d.seq}"}
-        auth = config.authentication
-        if auth is not None and (auth.scheme or auth.credentials):
-            headers["Authorization"] = f"{auth.scheme} {auth.credentials}".strip()
-        if config.token:
-            headers[TOKEN_HEADER] = config.token
+        """One POST of one event: None when the receiver took it (2xx), else why not.
+
+        The one place that judges an attempt, and it never raises: whatever goes wrong
+        (the config, the URL, the connection, the webhook's answer, our reading of it,
+        a bug) is one failed attempt, counted against the retry budget like any other.
+        """
         try:
             async with asyncio.timeout(self.timeout):
-                target = await _target(config.url, self._allow_for(d.tenant))
-                request = self._client.build_request(
-                    "POST",
-                    target.url,
-                    content=d.payload,
-                    headers={**headers, **target.headers},
-                    extensions=target.extensions,
-                )
-                response = await self._client.send(request, stream=True)
-                await response.aclose()  # the body is not read: no reason to, no size bound
-        except _Refused as refused:
+                status, retry_after = await self._post(d)
+            if 200 <= status < 300:
+                return None
+            permanent = 400 <= status < 500 and status not in _RETRYABLE_4XX
+            wait = _retry_after(retry_after, time.time(), self.max_delay)
+            redirect = " (redirects are not followed)" if 300 <= status < 400 else ""
+            return _Failure(f"HTTP {status}{redirect}", permanent, wait)
+        except _codec.ValidationError as exc:
+            return _Failure(f"bad push config: {exc}", permanent=True)
+        except Refused as refused:
             return _Failure(f"refused: {refused.reason}", permanent=refused.permanent)
         except TimeoutError:
             return _Failure(f"no answer within {self.timeout}s")
@@ -534,13 +402,82 @@ class PushDelivery:
             return _Failure(f"cannot send: {exc}", permanent=True)
         except (httpx.HTTPError, OSError) as exc:
             return _Failure(f"{type(exc).__name__}: {exc}")
-        status = response.status_code
-        if 200 <= status < 300:
-            return None
-        permanent = 400 <= status < 500 and status not in _RETRYABLE_4XX
-        return _Failure(f"HTTP {status}", permanent, _retry_after(response))
+        except Exception as exc:  # a bug (ours or a library's): still one failed attempt
+            logger.warning("push: attempt of event %s of task %s failed", d.seq, d.task_id,
+                           exc_info=True)  # fmt: skip
+            return _Failure(f"{type(exc).__name__}: {exc}")
+
+    async def _post(self, d: Delivery) -> tuple[int, list[bytes]]:
+        """POST the event: the answer's status and its `Retry-After` field values. The
+        body is never read (no reason to, and it could be endless)."""
+        config = _codec.decode(TaskPushNotificationConfig, d.config)
+        headers = {"Content-Type": "application/json", IDEMPOTENCY_HEADER: f"{d.task_id}:{d.seq}"}
+        auth = config.authentication
+        if auth is not None and (auth.scheme or auth.credentials):
+            headers["Authorization"] = f"{auth.scheme} {auth.credentials}".strip()
+        if config.token:
+            headers[TOKEN_HEADER] = config.token
+        to = await target(config.url, self._allow_for(d.tenant))
+        request = self._client.build_request(
+            "POST", to.url, content=d.payload, headers={**headers, **to.headers},
+            extensions=to.extensions,
+        )  # fmt: skip
+        # Never follow a redirect, whatever the client says: its target is unchecked.
+        response = await self._client.send(request, stream=True, follow_redirects=False)
+        await response.aclose()
+        retry_after = [v for k, v in response.headers.raw if k.lower() == b"retry-after"]
+        return response.status_code, retry_after
 
 
-def _retry_after(response: httpx.Response) -> float:
-    value = response.headers.get("Retry-After", "")
-    return float(value) if value.isdigit() else 0.0
+# -- Retry-After (RFC 9110 section 10.2.3) ---------------------------------------------------
+
+_WEEKDAY = rb"(Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
+_MONTHS: Final = (b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct",
+                  b"Nov", b"Dec")  # fmt: skip
+_MONTH = rb"(?P<month>" + b"|".join(_MONTHS) + rb")"
+_TIME = rb"(?P<hour>[0-9]{2}):(?P<minute>[0-9]{2}):(?P<second>[0-9]{2})"
+_DELAY_SECONDS: Final = re.compile(rb"[0-9]+")
+#: The three HTTP-date forms: IMF-fixdate `Sun, 06 Nov 1994 08:49:37 GMT`, obsolete
+#: RFC 850 `Sunday, 06-Nov-94 08:49:37 GMT` and asctime `Sun Nov  6 08:49:37 1994`.
+_HTTP_DATES: Final = (
+    re.compile(_WEEKDAY + rb", (?P<day>[0-9]{2}) " + _MONTH + rb" (?P<year>[0-9]{4}) " + _TIME
+               + rb" GMT"),
+    re.compile(rb"(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (?P<day>[0-9]{2})-"
+               + _MONTH + rb"-(?P<year>[0-9]{2}) " + _TIME + rb" GMT"),
+    re.compile(_WEEKDAY + rb" " + _MONTH + rb" (?P<day>[0-9 ][0-9]) " + _TIME
+               + rb" (?P<year>[0-9]{4})"),
+)  # fmt: skip
+
+
+def _retry_after(values: list[bytes], now: float, cap: float) -> float:
+    """Seconds the receiver asked to wait, at most `cap`: 0 unless `values` is one
+    `Retry-After` value that is delay-seconds (ASCII digits only) or an HTTP-date;
+    anything else, or a date past, means no wait beyond the backoff's."""
+    if len(values) != 1:
+        return 0.0
+    value = values[0]
+    if _DELAY_SECONDS.fullmatch(value):
+        # a long run of digits is huge, and int() refuses more than 4300 of them
+        return cap if len(value) > 12 else min(float(int(value)), cap)
+    when = _http_date(value, now)
+    return 0.0 if when is None else max(0.0, min(when - now, cap))
+
+
+def _http_date(value: bytes, now: float) -> float | None:
+    """The time (epoch seconds) an HTTP-date names, None when `value` is not one."""
+    m = next((m for p in _HTTP_DATES if (m := p.fullmatch(value)) is not None), None)
+    if m is None:
+        return None
+    year = int(m["year"])
+    if len(m["year"]) == 2:  # RFC 850: the last year with those digits, up to 50 ahead
+        this_year = datetime.datetime.fromtimestamp(now, datetime.UTC).year
+        year += this_year - this_year % 100
+        if year > this_year + 50:
+            year -= 100
+    month = _MONTHS.index(m["month"]) + 1
+    day, hour, minute, second = (int(m[name]) for name in ("day", "hour", "minute", "second"))
+    try:
+        when = datetime.datetime(year, month, day, hour, minute, second, tzinfo=datetime.UTC)
+    except ValueError:  # 31 Feb, hour 25, year 0
+        return None
+    return when.timestamp()

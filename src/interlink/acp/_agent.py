@@ -3,7 +3,9 @@ serves it and enforces the protocol's rules, so no agent has to.
 
 Rules enforced here (ACP errors page, `DECISIONS.md`):
 
-- a request other than `initialize` before the `initialize` answer: -32600; a second
+- a request other than `initialize` with no `initialize` before it: -32600; one that
+  comes while `initialize` is being handled waits for it, then is served (-32600 if it
+  failed); notifications likewise wait (in order) or are ignored; a second
   `initialize`: -32600; the version answered is the client's if we speak it, else ours;
 - a method the agent did not implement, or gated by a capability it did not advertise:
   -32601 (never a silent success);
@@ -167,7 +169,8 @@ class AgentSideConnection(Endpoint):
         )
         self.agent = agent
         self.client = ClientHandle(self)
-        self._initializing = False
+        #: set once the `initialize` being handled is over; None when none is
+        self._initializing: asyncio.Event | None = None
         self._initialized = False
         self._authenticated = False
         self._sessions: dict[str, _Session] = {}
@@ -182,20 +185,42 @@ class AgentSideConnection(Endpoint):
     # -- rules before decoding ---------------------------------------------------------
 
     def _admit(self, method: str) -> Callable[[], None] | None:
-        """The initialisation gate, applied as each request arrives: anything but one
-        `initialize` before the `initialize` answer is -32600. An `initialize` that fails
-        (bad params, an error, a cancel) leaves the gate as it was: it may be sent again."""
+        """The initialisation gate, applied as each request arrives: with no `initialize`
+        before it, anything but `initialize` is -32600, and so is a second `initialize`.
+        A request that comes while `initialize` is being handled is admitted and waits
+        for it (`_dispatch_request`). An `initialize` that fails (bad params, an error, a
+        cancel) leaves the gate as it was: it may be sent again."""
         if method == "initialize":
-            if self._initializing or self._initialized:
+            if self._initialized:
                 raise InvalidRequest(data={"detail": "the connection is already initialized"})
-            self._initializing = True
+            if self._initializing is not None:
+                raise InvalidRequest(data={"detail": "an initialize is already being handled"})
+            self._initializing = asyncio.Event()
             return self._initialize_over
-        if not self._initialized:
-            raise InvalidRequest(data={"detail": "initialize first"})
-        return None
+        if self._initialized or self._initializing is not None:
+            return None
+        raise InvalidRequest(data={"detail": "initialize first"})
 
     def _initialize_over(self) -> None:
-        self._initializing = False
+        """Called once the `initialize` request is over (its answer is queued)."""
+        over, self._initializing = self._initializing, None
+        if over is not None:
+            over.set()
+
+    async def _after_initialize(self) -> bool:
+        """Waits for the `initialize` being handled, if any: whether it succeeded."""
+        over = self._initializing
+        if not self._initialized and over is not None:
+            await over.wait()
+        return self._initialized
+
+    async def _dispatch_request(self, method: str, raw: msgspec.Raw | msgspec.UnsetType) -> object:
+        # admitted, so initialized or come while `initialize` was being handled: such a
+        # request starts before that one's `_initialize_over` (a done callback) runs,
+        # so it finds the event to wait on
+        if method != "initialize" and not await self._after_initialize():
+            raise InvalidRequest(data={"detail": "the initialize before this request failed"})
+        return await super()._dispatch_request(method, raw)
 
     def _check_request(self, spec: MethodSpec) -> None:
         if (
@@ -355,8 +380,8 @@ class AgentSideConnection(Endpoint):
     # -- notifications -------------------------------------------------------------------
 
     async def _handle_notification(self, spec: MethodSpec, params: object) -> None:
-        if not self._initialized:
-            return
+        if not await self._after_initialize():
+            return  # (before initialize: ignored)
         if spec.name == "session/cancel":
             await self._cancel(getattr(params, "session_id"), params)  # noqa: B009
 
@@ -376,6 +401,8 @@ class AgentSideConnection(Endpoint):
         return await self.agent.ext_method(method, params)
 
     async def _ext_notification(self, method: str, params: object) -> None:
+        if not await self._after_initialize():
+            return
         with contextlib.suppress(RpcError):
             await self.agent.ext_notification(method, params)
 

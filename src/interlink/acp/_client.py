@@ -11,7 +11,9 @@ get -32601, and so do calls the agent did not advertise (checked before sending)
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import PurePosixPath, PureWindowsPath
 from typing import cast
 
 import msgspec
@@ -86,6 +88,18 @@ class Client(Handlers):
 
     async def ext_notification(self, method: str, params: object) -> None:
         return None
+
+
+def _absolute(cwd: str | os.PathLike[str]) -> str:
+    """`cwd` as sent: "The working directory for this session. Must be an absolute
+    path" (schema); a relative one is our caller's mistake, refused before sending."""
+    path = os.fspath(cwd)
+    if not (PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute()):
+        raise ProtocolMisuse(
+            f"cwd {path!r} is a relative path; ACP requires an absolute one "
+            f"(such as os.path.abspath({path!r}))"
+        )
+    return path
 
 
 #: prompt content blocks an agent takes only when it advertises them: (name, capability)
@@ -203,30 +217,40 @@ class ClientSideConnection(Endpoint):
         return cast(s.LogoutResponse, await self._call("logout", s.LogoutRequest()))
 
     async def new_session(
-        self, cwd: str, mcp_servers: Sequence[s.McpServer] = ()
+        self, cwd: str | os.PathLike[str], mcp_servers: Sequence[s.McpServer] = ()
     ) -> s.NewSessionResponse:
+        """A session working in `cwd`, an absolute path (a relative one is refused
+        here, with `ProtocolMisuse`: ACP requires absolute paths)."""
         self._ready()
-        params = s.NewSessionRequest(cwd=cwd, mcp_servers=list(mcp_servers))
+        params = s.NewSessionRequest(cwd=_absolute(cwd), mcp_servers=list(mcp_servers))
         return cast(s.NewSessionResponse, await self._call("session/new", params))
 
     async def load_session(
-        self, session_id: str, cwd: str, mcp_servers: Sequence[s.McpServer] = ()
+        self,
+        session_id: str,
+        cwd: str | os.PathLike[str],
+        mcp_servers: Sequence[s.McpServer] = (),
     ) -> s.LoadSessionResponse:
         self._ready()
-        params = s.LoadSessionRequest(session_id=session_id, cwd=cwd, mcp_servers=list(mcp_servers))
+        params = s.LoadSessionRequest(
+            session_id=session_id, cwd=_absolute(cwd), mcp_servers=list(mcp_servers)
+        )
         return cast(s.LoadSessionResponse, await self._call("session/load", params))
 
-    async def resume_session(self, session_id: str, cwd: str) -> s.ResumeSessionResponse:
+    async def resume_session(
+        self, session_id: str, cwd: str | os.PathLike[str]
+    ) -> s.ResumeSessionResponse:
         self._ready()
-        params = s.ResumeSessionRequest(session_id=session_id, cwd=cwd)
+        params = s.ResumeSessionRequest(session_id=session_id, cwd=_absolute(cwd))
         return cast(s.ResumeSessionResponse, await self._call("session/resume", params))
 
     async def list_sessions(
-        self, *, cwd: str | None = None, cursor: str | None = None
+        self, *, cwd: str | os.PathLike[str] | None = None, cursor: str | None = None
     ) -> s.ListSessionsResponse:
         self._ready()
         params = s.ListSessionsRequest(
-            cwd=_UNSET if cwd is None else cwd, cursor=_UNSET if cursor is None else cursor
+            cwd=_UNSET if cwd is None else _absolute(cwd),
+            cursor=_UNSET if cursor is None else cursor,
         )
         return cast(s.ListSessionsResponse, await self._call("session/list", params))
 

@@ -9,7 +9,8 @@ drains its stderr continuously into a bounded ring buffer (optionally forwarding
 and when the child exits, fails pending requests with `AgentExited`, which carries the
 exit code and the stderr tail (also when a grandchild it left behind still holds its
 stdout: half a second after the exit, our end of the pipe is closed). Closing is stdin
-EOF, wait, terminate, kill.
+EOF, wait, terminate, kill. The agent runs in a session of its own, so a terminal's
+Ctrl-C reaches the editor only; if the editor dies, the agent's stdin reaches EOF.
 """
 
 from __future__ import annotations
@@ -21,17 +22,23 @@ import os
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from typing import Literal
 
 from interlink.acp._agent import Agent, AgentSideConnection
 from interlink.acp._client import Client, ClientSideConnection
+from interlink.aio import ByteReader, ByteWriter
 from interlink.aio._stdio import open_stdio
-from interlink.jsonrpc import ConnectionClosed
+from interlink.jsonrpc import ConnectionClosed, RpcError
 
-__all__ = ["AgentExited", "AgentProcess", "run_agent", "serve_agent", "spawn_agent"]
+__all__ = ["AgentExited", "AgentProcess", "WireTap", "run_agent", "serve_agent", "spawn_agent"]
 
 logger = logging.getLogger("interlink.acp")
 
+#: sees the bytes read from the agent's stdout ("recv") and written to its stdin ("send")
+WireTap = Callable[[Literal["recv", "send"], bytes], None]
+
 _STREAM_LIMIT = 4 * 1024 * 1024
+_SHOWN = 200  # bytes of a line on the agent's stdout that is not JSON-RPC, when reported
 
 
 async def serve_agent(
@@ -94,6 +101,52 @@ class _StderrRing:
         return "\n".join(text.splitlines()[-lines:])
 
 
+class _Tap:
+    """A wire tap that stops being called once it fails (the traffic must go on)."""
+
+    def __init__(self, tap: WireTap) -> None:
+        self.tap: WireTap | None = tap
+
+    def __call__(self, direction: Literal["recv", "send"], data: bytes) -> None:
+        if self.tap is not None:
+            try:
+                self.tap(direction, data)
+            except Exception:
+                logger.exception("wire_tap failed; it is not called again")
+                self.tap = None
+
+
+class _TappedReader:
+    def __init__(self, reader: ByteReader, tap: _Tap) -> None:
+        self.reader = reader
+        self.tap = tap
+
+    async def read(self, n: int = -1, /) -> bytes:
+        data = await self.reader.read(n)
+        if data:
+            self.tap("recv", data)
+        return data
+
+
+class _TappedWriter:
+    def __init__(self, writer: ByteWriter, tap: _Tap) -> None:
+        self.writer = writer
+        self.tap = tap
+
+    def write(self, data: bytes, /) -> None:
+        self.tap("send", data)
+        self.writer.write(data)
+
+    async def drain(self) -> None:
+        await self.writer.drain()
+
+    def close(self) -> None:
+        self.writer.close()
+
+    async def wait_closed(self) -> None:
+        await self.writer.wait_closed()
+
+
 class AgentProcess:
     """A spawned agent: `agent` is the typed connection to it."""
 
@@ -131,14 +184,22 @@ async def spawn_agent(
     stderr_limit: int = 64 * 1024,
     max_message_size: int | None = None,
     unstable: bool = False,
-    start_new_session: bool = False,
+    start_new_session: bool = True,
     close_timeout: float = 5.0,
+    on_bad_output: Callable[[str], None] | None = None,
+    wire_tap: WireTap | None = None,
 ) -> AsyncIterator[AgentProcess]:
     """Start `command` as an ACP agent and connect `client` to it.
 
     `env` replaces the inherited environment; `extra_env` adds to it.
-    `start_new_session` puts the agent in its own session, so a terminal's Ctrl-C
-    (meant for an interactive client) does not reach it.
+    The agent runs in its own session (`start_new_session`, on by default), so the
+    Ctrl-C or hang-up of the terminal this process runs in does not reach it: a turn is
+    cancelled through the protocol, and the agent ends when we close (stdin EOF, then
+    terminate) or when this process dies (its stdin reaches EOF).
+    A line on the agent's stdout that is not JSON-RPC (a stray print) is answered as the
+    protocol says (-32700) and reported, its first 200 bytes with a reminder that stdout
+    belongs to the protocol: to `on_bad_output`, or as a warning on the `interlink.acp`
+    logger. `wire_tap` sees the traffic as it is read and written, in chunks (not lines).
     """
     environment = dict(os.environ if env is None else env)
     environment.update(extra_env or {})
@@ -157,10 +218,15 @@ async def spawn_agent(
     assert process.stderr is not None
     ring = _StderrRing(stderr_limit, forward_stderr)
     drain = asyncio.create_task(ring.drain(process.stderr), name="acp-agent-stderr")
+    reader: ByteReader = process.stdout
+    writer: ByteWriter = process.stdin
+    if wire_tap is not None:
+        tap = _Tap(wire_tap)
+        reader, writer = _TappedReader(reader, tap), _TappedWriter(writer, tap)
     connection = ClientSideConnection(
         client,
-        process.stdout,
-        process.stdin,
+        reader,
+        writer,
         max_message_size=max_message_size,
         unstable=unstable,
     )
@@ -172,6 +238,10 @@ async def spawn_agent(
         return AgentExited(process.returncode, ring.tail())
 
     connection.closed_error = exited  # type: ignore[method-assign]
+    report = on_bad_output or _log_bad_output
+    connection.connection.on_invalid_input(
+        lambda head, size, error: report(_bad_output_message(head, size, error))
+    )
     handle = AgentProcess(process, connection, ring)
     watcher = asyncio.create_task(_end_input_at_exit(process), name="acp-agent-exit")
     try:
@@ -188,6 +258,21 @@ async def spawn_agent(
             drain.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await drain
+
+
+def _bad_output_message(head: bytes, size: int, error: RpcError) -> str:
+    """What to tell of a line of `size` bytes on the agent's stdout that is not a message."""
+    shown = head[:_SHOWN].decode("utf-8", "replace")
+    more = f" … ({size} bytes in all)" if size > _SHOWN else ""
+    what = f"{error.message} ({error.code})"  # the line itself says more than the parser's reason
+    return (
+        f"the agent wrote a line on its stdout that is not JSON-RPC ({what}): {shown!r}{more};"
+        " its stdout belongs to the protocol, anything else goes to stderr"
+    )
+
+
+def _log_bad_output(message: str) -> None:
+    logger.warning("%s", message)
 
 
 async def _end_input_at_exit(process: asyncio.subprocess.Process, grace: float = 0.5) -> None:

@@ -180,6 +180,7 @@ class Connection:
         self._fallback_request: RawRequestHandler | None = None
         self._fallback_notification: RawNotificationHandler | None = None
         self._admit: Callable[[str], Callable[[], None] | None] | None = None
+        self._on_invalid: Callable[[bytes, int, RpcError], None] | None = None
         self._pending: PendingRequests[asyncio.Future[_Response]] = PendingRequests()
         self._in_flight: dict[RequestId | None, asyncio.Task[None]] = {}
         self._batch_of: dict[RequestId | None, BatchReply] = {}
@@ -227,6 +228,19 @@ class Connection:
         returns, if anything, is called once the request is over, however it ended
         (answered, failed, refused by its params, cancelled before it started)."""
         self._admit = check
+
+    def on_invalid_input(self, handler: Callable[[bytes, int, RpcError], None] | None) -> None:
+        """Called with each incoming line that is not a message (its first bytes, as many
+        as were kept, its size, and the error it is answered with), so that a peer writing
+        something else on the stream can be told about (a stray print on an agent's stdout)."""
+        self._on_invalid = handler
+
+    def _report_invalid(self, head: bytes, size: int, error: RpcError) -> None:
+        if self._on_invalid is not None:
+            try:
+                self._on_invalid(head, size, error)
+            except Exception:
+                logger.exception("%s: the on_invalid_input handler failed", self.name)
 
     def on_unknown_notification(self, handler: RawNotificationHandler | None) -> None:
         """Handler for notifications with no registered method (default: ignored)."""
@@ -469,7 +483,9 @@ class Connection:
                     )  # fmt: skip
                     future.set_result(error.to_response(answered))
                 return  # (an answer is never answered)
-            await self._send(encode_line(oversize(frame.size, limit).response()))
+            skipped = oversize(frame.size, limit)
+            self._report_invalid(frame.head, frame.size, skipped.error)
+            await self._send(encode_line(skipped.response()))
             return
         message = decode(frame, batches=self.profile.batches) if decoded is None else decoded
         if isinstance(message, Notification):
@@ -482,6 +498,7 @@ class Connection:
         elif isinstance(message, SuccessResponse | ErrorResponse):
             await self._receive_response(message)
         elif isinstance(message, Invalid):
+            self._report_invalid(frame, len(frame), message.error)
             await self._send(encode_line(message.response()))
         else:
             await self._receive_batch(message)

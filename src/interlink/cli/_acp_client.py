@@ -6,16 +6,22 @@ terminals are served for real by `LocalClient`; updates are rendered as they arr
 diffs as unified diffs); permission requests are put to the person (`--yes` allows).
 
 Ctrl-C: during a turn the first one sends `session/cancel` (the turn ends `cancelled`)
-and a second one quits; at the prompt it quits. The agent is started with SIGINT
-ignored (inherited through exec), so the terminal's Ctrl-C reaches only this process.
+and a second one quits; at the prompt it quits. The agent runs in a session of its own
+(Node-based agents reset an inherited "ignore SIGINT"), so the terminal's Ctrl-C reaches
+only this process and the agent learns of it through the protocol alone.
 Plain ANSI when stdout is a terminal and `NO_COLOR` is unset, plain text otherwise.
+
+For scripts and debugging: `--json` puts one ACP wire-form JSON line per event on stdout
+(what a person would read goes to stderr), `--verbose` shows the JSON-RPC traffic on
+stderr. A line on the agent's stdout that is not JSON-RPC is reported on stderr, and
+`initialize` waits `--init-timeout` seconds at most, so a misbehaving agent never leaves
+the person waiting without a clue.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import difflib
 import errno
 import io
 import os
@@ -23,21 +29,22 @@ import signal
 import sys
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TextIO, TypeVar
+from typing import TYPE_CHECKING, Literal, TextIO, TypeVar
+
+from interlink.cli._acp_render import JsonLines, Renderer, Style, WireLog
 
 if TYPE_CHECKING:  # imported where used, so that `interlink --version` stays fast
     import asyncio
 
-    from interlink.acp import ClientSideConnection, Transcript
+    from interlink.acp import ClientSideConnection
     from interlink.acp import schema as s
-    from interlink.jsonrpc import RpcError
+    from interlink.acp._local import LocalClient
+    from interlink.acp._process import WireTap
 
 __all__ = ["LineReader", "Renderer", "Style", "add_parser", "run"]
 
 T = TypeVar("T")
 _PROG = "interlink acp client"
-_CONTENT_LINES = 12
-_DIFF_LINES = 80
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -51,6 +58,25 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     client.add_argument("--cwd", metavar="DIR", help="the session's directory (default: here)")
     client.add_argument("-p", "--prompt", metavar="TEXT", help="run one turn, print it, exit")
     client.add_argument("--yes", action="store_true", help="allow every permission request")
+    client.add_argument(
+        "--init-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=30.0,
+        help="how long to wait for the agent's answer to initialize (default: 30; 0: no limit)",
+    )
+    client.add_argument(
+        "--json",
+        action="store_true",
+        help="write each update as one JSON line on stdout (ACP wire form), a line with the "
+        "stop reason at the end of a turn, permission requests and answers as lines too; "
+        "everything for a person goes to stderr",
+    )
+    client.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show the JSON-RPC traffic on stderr (→ to the agent, ← from it)",
+    )
     client.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- AGENT_CMD [ARGS...]")
 
 
@@ -58,190 +84,8 @@ class _Quit(Exception):
     """The person asked to quit (Ctrl-C outside a turn, or a second Ctrl-C)."""
 
 
-class Style:
-    """ANSI styling, or none."""
-
-    def __init__(self, color: bool) -> None:
-        self.color = color
-
-    def __call__(self, text: str, *codes: str) -> str:
-        return f"\x1b[{';'.join(codes)}m{text}\x1b[0m" if self.color and text else text
-
-    def dim(self, text: str) -> str:
-        return self(text, "2")
-
-
-_STATUS = {
-    "pending": "33",
-    "in_progress": "36",
-    "completed": "32",
-    "failed": "31",
-    "cancelled": "33",
-}
-_PLAN = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
-
-
-class Renderer:
-    """Writes a session's updates to `out` as they arrive."""
-
-    def __init__(self, out: TextIO, style: Style) -> None:
-        from interlink.acp import Transcript
-
-        self.out = out
-        self.style = style
-        self.turn: Transcript = Transcript()
-        self._stream: str | None = None  # the kind of text being streamed inline
-        self._line_start = True
-        self._plan: list[tuple[str, str]] = []
-        self.closed = False  # `out` is a pipe whose reader is gone
-        self.on_closed: Callable[[], None] | None = None
-
-    def start_turn(self) -> None:
-        from interlink.acp import Transcript
-
-        self.turn = Transcript()
-        self._plan = []
-
-    def write(self, text: str) -> None:
-        if text and not self.closed:
-            try:
-                self.out.write(text)
-                self.out.flush()
-            except BrokenPipeError:  # (in a handler of the connection: raising would
-                self.closed = True  # answer the agent with an error and log it)
-                if self.on_closed is not None:
-                    self.on_closed()
-                return
-            self._line_start = text.endswith("\n")
-
-    def line(self, text: str = "") -> None:
-        """A line of its own (ending what was streamed inline first)."""
-        self.end_line()
-        self._stream = None
-        self.write(text + "\n")
-
-    def typed(self) -> None:
-        """The person ended a line on the terminal, whose echo moved to a new line."""
-        self._line_start = True
-        self._stream = None
-
-    def end_line(self) -> None:
-        if not self._line_start:
-            self.write("\n")
-
-    async def on_update(self, notification: s.SessionNotification) -> None:
-        self.update(notification.update)
-
-    def update(self, update: object) -> None:
-        from interlink.acp import schema as s
-        from interlink.acp._transcript import content_text
-
-        if isinstance(update, s.AgentMessageChunk | s.AgentThoughtChunk | s.UserMessageChunk):
-            kind = type(update).__name__
-            if kind != self._stream:
-                self.end_line()
-                if isinstance(update, s.UserMessageChunk):
-                    self.write(self.style("> ", "1"))
-            self._stream = kind
-            text = content_text(update.content)
-            self.write(text if isinstance(update, s.AgentMessageChunk) else self.style.dim(text))
-        elif isinstance(update, s.ToolCall | s.ToolCallUpdated):
-            self._tool_call(update)  # adds it to the turn itself
-            return
-        elif isinstance(update, s.Plan):
-            self._show_plan(update.entries)
-        elif isinstance(update, s.CurrentModeUpdate):
-            self.line(self.style.dim(f"mode: {update.current_mode_id}"))
-        elif isinstance(update, s.SessionInfoUpdate) and isinstance(update.title, str):
-            self.line(self.style.dim(f"title: {update.title}"))
-        elif isinstance(update, s.AvailableCommandsUpdate) and update.available_commands:
-            names = " ".join(f"/{command.name}" for command in update.available_commands)
-            self.line(self.style.dim(f"commands: {names}"))
-        self.turn.add(update)
-
-    def _status(self, status: str) -> str:
-        return self.style(status, _STATUS.get(status, "0"))
-
-    def _tool_call(self, update: s.ToolCall | s.ToolCallUpdated) -> None:
-        from interlink.acp import schema as s
-
-        before = self.turn.tool_calls.get(update.tool_call_id)
-        old_status, old_title = (before.status, before.title) if before else (None, None)
-        self.turn.add(update)
-        call = self.turn.tool_calls[update.tool_call_id]
-        title = self.style(call.title or call.id, "1")
-        if isinstance(update, s.ToolCall) or old_status is None:
-            self.line(f"⏺ {title} … {self._status(call.status)}")
-        elif call.status != old_status:
-            self.line(f"⏺ {title} … {self._status(old_status)} → {self._status(call.status)}")
-        elif call.title != old_title:
-            self.line(f"⏺ {title} … {self._status(call.status)}")
-        if isinstance(update.content, list):
-            for item in update.content:
-                self._tool_content(item)
-
-    def _tool_content(self, item: object) -> None:
-        from interlink.acp import schema as s
-        from interlink.acp._transcript import content_text
-
-        if isinstance(item, s.Content):
-            lines = content_text(item.content).splitlines()
-            for text in lines[:_CONTENT_LINES]:
-                self.line(self.style.dim(f"  │ {text}"))
-            if len(lines) > _CONTENT_LINES:
-                self.line(self.style.dim(f"  │ … {len(lines) - _CONTENT_LINES} more lines"))
-        elif isinstance(item, s.Diff):
-            old = item.old_text if isinstance(item.old_text, str) else None
-            diff = list(
-                difflib.unified_diff(
-                    (old or "").splitlines(),
-                    item.new_text.splitlines(),
-                    "/dev/null" if old is None else f"a/{item.path}",
-                    f"b/{item.path}",
-                    lineterm="",
-                )
-            )
-            for text in diff[:_DIFF_LINES]:
-                code = {"+": "32", "-": "31", "@": "36"}.get(text[:1], "0")
-                self.line("  " + self.style(text, code))
-            if len(diff) > _DIFF_LINES:
-                self.line(self.style.dim(f"  … {len(diff) - _DIFF_LINES} more diff lines"))
-        elif isinstance(item, s.Terminal):
-            self.line(self.style.dim(f"  [terminal {item.terminal_id}]"))
-
-    def _show_plan(self, entries: list[s.PlanEntry]) -> None:
-        plan = [(str(entry.status), entry.content) for entry in entries]
-        if plan == self._plan:
-            return
-        self._plan = plan
-        self.line(self.style("Plan", "1"))
-        for status, content in plan:
-            mark = _PLAN.get(status, "[?]")
-            self.line(f"  {self.style(mark, _STATUS.get(status, '0'))} {content}")
-
-    def unfinished(self, status: str) -> None:
-        """The turn ended, maybe without the agent saying so: mark calls still running."""
-        for call in self.turn.tool_calls.values():
-            if call.status in ("pending", "in_progress"):
-                title = self.style(call.title or call.id, "1")
-                self.line(f"⏺ {title} … {self._status(call.status)} → {self._status(status)}")
-                call.status = status
-
-    def stop(self, reason: str) -> None:
-        if reason == "cancelled":
-            self.unfinished("cancelled")
-        code = "2" if reason == "end_turn" else "33"
-        self.line(self.style(f"── {reason}", code))
-
-    def permission(self, request: s.RequestPermissionRequest) -> None:
-        call = self.turn.tool_calls.get(request.tool_call.tool_call_id)
-        title = request.tool_call.title
-        name = title if isinstance(title, str) else (call.title if call else "a tool call")
-        self.line(
-            self.style("? ", "1;35") + f"The agent asks permission for {self.style(name, '1')}"
-        )
-        for number, option in enumerate(request.options, 1):
-            self.line(f"  {number}) {option.name} {self.style.dim(f'({option.kind})')}")
+class _NoAnswer(Exception):
+    """The agent did not answer `initialize` in time."""
 
 
 class LineReader:
@@ -308,21 +152,26 @@ class _Session:
     def __init__(self, args: argparse.Namespace, out: TextIO) -> None:
         import asyncio
 
-        color = out.isatty() and not os.environ.get("NO_COLOR")
+        human = sys.stderr if args.json else out  # --json keeps stdout for the lines
+        color = human.isatty() and not os.environ.get("NO_COLOR")
         self.args = args
         self.style = Style(color)
-        self.render = Renderer(out, self.style)
-        self.render.on_closed = self.quit_on_closed_output
+        self.render = Renderer(human, self.style)
+        self.lines = JsonLines(out) if args.json else None
         self.input = LineReader(sys.stdin.fileno())
         self.quit = asyncio.Event()
+        self.closed = False  # stdout's reader is gone
         self.interrupted = False
         self.connection: ClientSideConnection | None = None
         self.session_id = ""
         self.turn: asyncio.Task[object] | None = None
         self.cancelling: asyncio.Task[None] | None = None
+        self.bad_lines = 0  # lines on the agent's stdout that were not JSON-RPC
 
-    def quit_on_closed_output(self) -> None:
-        self.quit.set()
+    def on_bad_output(self, message: str) -> None:
+        self.bad_lines += 1
+        sys.stdout.flush()
+        print(f"{_PROG}: warning: {message}", file=sys.stderr, flush=True)
 
     def on_sigint(self) -> None:
         import asyncio
@@ -335,26 +184,83 @@ class _Session:
         self.interrupted = True
         self.quit.set()
 
-    async def race(self, work: Awaitable[T]) -> T:
-        """`work`, unless the person quits first (then `_Quit`)."""
+    async def race(self, work: Awaitable[T], within: float | None = None) -> T:
+        """`work`, unless the person quits first (then `_Quit`) or `within` seconds pass
+        (then `TimeoutError`)."""
         import asyncio
 
         task = asyncio.ensure_future(work)
         quitting = asyncio.ensure_future(self.quit.wait())
         try:
-            await asyncio.wait({task, quitting}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                {task, quitting}, timeout=within, return_when=asyncio.FIRST_COMPLETED
+            )
         finally:
             quitting.cancel()
         if not task.done():
             task.cancel()
             with contextlib.suppress(BaseException):
                 await task
-            raise _Quit
+            if self.quit.is_set():
+                raise _Quit
+            raise TimeoutError
         return task.result()
 
+    async def initialize(self, local: LocalClient) -> s.InitializeResponse:
+        from interlink import __version__
+        from interlink.acp import schema as s
+
+        assert self.connection is not None
+        info = s.Implementation(name="interlink", title=_PROG, version=__version__)
+        limit = self.args.init_timeout
+        try:
+            return await self.race(
+                self.connection.initialize(local.capabilities(), client_info=info),
+                within=limit or None,
+            )
+        except TimeoutError:
+            noise = (
+                f"; {self.bad_lines} line(s) on its stdout were not JSON-RPC (see above)"
+                if self.bad_lines
+                else ""
+            )
+            raise _NoAnswer(
+                f"waited {limit:g} s for the agent's answer to initialize, in vain{noise}"
+                " (an ACP agent answers on its stdout, one JSON-RPC message a line;"
+                " --init-timeout waits longer)"
+            ) from None
+
     async def ask_permission(self, request: s.RequestPermissionRequest) -> str | None:
+        try:
+            choice = await self._permission(request)
+            if self.lines is not None:
+                self.lines.answer(choice)
+        except BrokenPipeError:
+            self.output_closed()
+            return None  # (cancelled: we are leaving)
+        return choice
+
+    async def on_update(self, notification: s.SessionNotification) -> None:
+        try:
+            if self.lines is not None:
+                await self.lines.on_update(notification)
+            else:
+                await self.render.on_update(notification)
+        except BrokenPipeError:
+            self.output_closed()
+
+    def output_closed(self) -> None:
+        """stdout's reader is gone (`head -1`): quit. (Seen in a handler of the
+        connection, where raising would answer the agent with an error and log a
+        traceback; `main` raises it again for `interlink.cli.main`.)"""
+        self.closed = True
+        self.quit.set()
+
+    async def _permission(self, request: s.RequestPermissionRequest) -> str | None:
         from interlink.acp._local import allow_first, reject_first
 
+        if self.lines is not None:
+            self.lines.write(request)
         self.render.permission(request)
         options = request.options
         policy, why = None, ""
@@ -393,14 +299,19 @@ class _Session:
         try:
             response = await self.race(self.turn)
         except RpcError as exc:
+            if self.lines is not None:
+                self.lines.write({"error": exc.to_error_object()})
             if self.args.prompt is not None:
                 raise
             self.render.unfinished("failed")
-            self.render.line(self.style(f"the turn failed: {describe(exc)}", "31"))
+            self.render.line(self.style(f"the turn failed: {exc}", "31"))
             return
         finally:
             await self._cancel_sent()
-        self.render.stop(str(response.stop_reason))
+        if self.lines is not None:
+            self.lines.write(response)
+        else:
+            self.render.stop(str(response.stop_reason))
 
     async def _cancel_sent(self) -> None:
         if self.cancelling is not None:
@@ -423,29 +334,42 @@ class _Session:
             if text:
                 await self.prompt_turn(text)
 
+    def wire_log(self) -> WireTap | None:
+        if not self.args.verbose:
+            return None
+        log = WireLog(sys.stderr)
+
+        def tap(direction: Literal["recv", "send"], data: bytes) -> None:
+            sys.stdout.flush()
+            log(direction, data)
+
+        return tap
+
     async def main(self, command: list[str], cwd: str) -> int:
         import asyncio
 
-        from interlink import __version__
-        from interlink.acp import schema as s
         from interlink.acp import spawn_agent
         from interlink.acp._local import LocalClient
 
         forward = _stderr_forwarder()
         loop = asyncio.get_running_loop()
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # inherited by the agent
+        loop.add_signal_handler(signal.SIGINT, self.on_sigint)
         try:
             async with (
                 LocalClient(cwd, ask_permission=self.ask_permission) as local,
-                spawn_agent(command, local, forward_stderr=forward, close_timeout=2.0) as agent,
+                spawn_agent(
+                    command,
+                    local,
+                    forward_stderr=forward,
+                    close_timeout=2.0,
+                    start_new_session=True,  # the terminal's Ctrl-C is ours, not the agent's
+                    on_bad_output=self.on_bad_output,
+                    wire_tap=self.wire_log(),
+                ) as agent,
             ):
-                local.on_update = self.render.on_update
-                loop.add_signal_handler(signal.SIGINT, self.on_sigint)
+                local.on_update = self.on_update
                 self.connection = agent.agent
-                info = s.Implementation(name="interlink", title=_PROG, version=__version__)
-                init = await self.race(
-                    self.connection.initialize(local.capabilities(), client_info=info)
-                )
+                init = await self.initialize(local)
                 session = await self.race(self.connection.new_session(cwd))
                 self.session_id = session.session_id
                 if self.args.prompt is not None:
@@ -459,11 +383,11 @@ class _Session:
                     )
                     await self.interactive()
         except _Quit:
-            self.render.line()
+            if not self.closed:
+                self.render.line()
         finally:
             loop.remove_signal_handler(signal.SIGINT)
-            signal.signal(signal.SIGINT, previous)
-        if self.render.closed:
+        if self.closed:
             raise BrokenPipeError(errno.EPIPE, "stdout closed")  # `interlink.cli.main`
         return 130 if self.interrupted else 0
 
@@ -491,6 +415,9 @@ def run(args: argparse.Namespace) -> int:
     if not command:
         print(f"{_PROG}: give the agent's command after --", file=sys.stderr)
         return 2
+    if args.init_timeout < 0:
+        print(f"{_PROG}: --init-timeout must not be negative", file=sys.stderr)
+        return 2
     if args.cwd is not None and not os.path.isdir(args.cwd):
         print(f"{_PROG}: not a directory: {args.cwd}", file=sys.stderr)
         return 2
@@ -505,16 +432,11 @@ def run(args: argparse.Namespace) -> int:
         how = "is gone" if exc.returncode is None else f"exited with code {exc.returncode}"
         return _fail(f"the agent {how}")
     except RpcError as exc:
-        return _fail(f"the agent answered with an error: {describe(exc)}")
+        return _fail(f"the agent answered with an error: {exc}")
+    except _NoAnswer as exc:
+        return _fail(str(exc))
     except (ConnectionClosed, ProtocolVersionError, OSError) as exc:
         return _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-
-
-def describe(error: RpcError) -> str:
-    """`message (code)`, and the detail a peer put in `data`, if any."""
-    data = error.data
-    detail = data.get("detail") if isinstance(data, dict) else None
-    return f"{error}: {detail}" if isinstance(detail, str) else str(error)
 
 
 def _fail(message: str) -> int:

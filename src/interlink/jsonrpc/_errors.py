@@ -82,7 +82,11 @@ class RpcError(Exception):
         return f"{type(self).__name__}(code={self.code}, message={self.message!r}{data})"
 
     def __str__(self) -> str:
-        return f"{self.message} ({self.code})"
+        """`message (code): reason`, the reason read from `data` (its `detail`, else a
+        short rendering of its fields), on one line and bounded in length."""
+        text = f"{_bounded(self.message, _MESSAGE_LIMIT)} ({self.code})"
+        reason = _reason(self.data)
+        return f"{text}: {reason}" if reason and reason not in self.message else text
 
     # -- wire -------------------------------------------------------------------------
 
@@ -149,6 +153,63 @@ class RpcError(Exception):
 
 def _detail(detail: str | None) -> object:
     return msgspec.UNSET if detail is None else {"detail": detail}
+
+
+_MESSAGE_LIMIT = 500
+_REASON_LIMIT = 300
+_ITEMS = 20  # (of a list or an object: enough to read, a bound on the work)
+
+
+def _bounded(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _reason(data: object) -> str:
+    """Why, as `data` says it: `{"detail": ...}` (the core's and ACP's errors), a
+    string, the field violations and `ErrorInfo` metadata of A2A's
+    `[ErrorInfo, BadRequest]` arrays, else the fields as `key=value`."""
+    if data is msgspec.UNSET or data is None:
+        return ""
+    try:
+        text = _render(data)
+    except (TypeError, ValueError, RecursionError):  # not JSON-like: as Python shows it
+        text = repr(data)
+    return _bounded(text, _REASON_LIMIT)
+
+
+def _render(data: object) -> str:
+    if isinstance(data, str):
+        return data
+    if isinstance(data, list):
+        parts = [part for part in map(_render, data[:_ITEMS]) if part]
+        if not parts:  # only ErrorInfos without metadata: their reasons say it
+            parts = [str(item["reason"]) for item in data if _is_error_info(item)]
+        return "; ".join(dict.fromkeys(parts))
+    if not isinstance(data, dict):
+        return _scalar(data)
+    detail = data.get("detail")
+    if isinstance(detail, str):
+        return detail
+    violations = data.get("fieldViolations")
+    if isinstance(violations, list):
+        return "; ".join(
+            f"{v.get('field', '')}: {v.get('description', '')}"
+            for v in violations
+            if isinstance(v, dict)
+        )
+    if _is_error_info(data):
+        return _render(data.get("metadata") or {})
+    fields = [(key, value) for key, value in data.items() if key != "@type"][:_ITEMS]
+    return ", ".join(f"{key}={_scalar(value)}" for key, value in fields)
+
+
+def _scalar(value: object) -> str:
+    return value if isinstance(value, str) else msgspec.json.encode(value).decode()
+
+
+def _is_error_info(item: object) -> bool:
+    return isinstance(item, dict) and "@type" in item and "reason" in item
 
 
 class ParseError(RpcError):
