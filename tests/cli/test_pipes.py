@@ -35,6 +35,7 @@ def commands(url: str) -> dict[str, list[str]]:
         "a2a card": [*CLI, "card", url],
         "a2a task --follow": [*CLI, "task", url, "nope", "--follow"],  # an error, too
         "acp client": [*ACP, "-p", "tool README.md", "--yes", *AGENT],
+        "acp client --json": [*ACP, "--json", "-p", "tool README.md", "--yes", *AGENT],
     }
 
 
