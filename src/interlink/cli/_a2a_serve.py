@@ -174,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
     server = Server(config)
     try:
         server.run(sockets=[listener])
-    except KeyboardInterrupt:  # (a second Ctrl-C during the shutdown)
+    except KeyboardInterrupt:  # (uvicorn raises the Ctrl-C again once it has shut down)
         pass
     finally:
         listener.close()

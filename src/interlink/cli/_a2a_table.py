@@ -34,14 +34,7 @@ def task_table(
     widths = [max(len(_HEADER[i]), *(len(row[i]) for row in rows)) for i in range(5)]
     if width is not None:
         widths = _fit(widths, width)
-    lines = [style(_line(_HEADER, widths), "1")]
-    for row in rows:
-        cells = list(row)
-        state = _cut(cells[_STATE], widths[_STATE])
-        cells[_STATE] = ""  # styled below, once padded
-        line = _line(cells, widths, styled_state=(state, style))
-        lines.append(line)
-    return lines
+    return [style(_line(_HEADER, widths), "1")] + [_line(row, widths, style) for row in rows]
 
 
 def _row(task: t.Task, *, relative: bool, now: datetime) -> tuple[str, ...]:
@@ -88,16 +81,15 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
 
 
-def _line(
-    cells: Iterable[str], widths: list[int], styled_state: tuple[str, Style] | None = None
-) -> str:
+def _line(cells: Iterable[str], widths: list[int], style: Style | None = None) -> str:
+    """The cells, cut and padded to `widths` (0: left out); `style`: the state coloured."""
     out = []
     for i, (cell, w) in enumerate(zip(cells, widths, strict=True)):
         if w <= 0:
             continue
-        if i == _STATE and styled_state is not None:
-            state, style = styled_state
-            out.append(state_label(state, style) + " " * (w - len(state)))
-        else:
-            out.append(_cut(cell, w).ljust(w))
+        text = _cut(cell, w)
+        padded = text.ljust(w)
+        if i == _STATE and style is not None:
+            padded = state_label(text, style) + padded[len(text) :]
+        out.append(padded)
     return (" " * _GAP).join(out).rstrip()
