@@ -118,3 +118,25 @@ def test_durations(text: str, seconds: float) -> None:
     from interlink.cli._a2a_serve import _seconds
 
     assert _seconds(text) == seconds
+
+
+def test_every_extra_is_used_by_the_package() -> None:
+    """An extra installs only what some module imports (a `cli` extra installed `rich`,
+    which nothing used)."""
+    import re
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    source = "\n".join(p.read_text() for p in (root / "src" / "interlink").rglob("*.py"))
+    for extra, requirements in extras.items():
+        if extra == "dev":
+            continue
+        for requirement in requirements:
+            name = re.match(r"[A-Za-z0-9_.-]+", requirement)
+            assert name is not None
+            module = name[0].lower().replace("-", "_")
+            assert re.search(rf"^\s*(import|from) {module}\b", source, re.M), (extra, module)

@@ -928,7 +928,9 @@ def test_cli_send_blocking_to_an_agent_answering_html(
     with raw_server_in_a_thread(rpc_server(_html)) as url:
         code, _, err = run_cli(capsys, "send", url, "hi", "--no-stream")
     assert code == 5
-    assert "InvalidAgentResponse (-32006): SendMessage: not a JSON-RPC response" in error_line(err)
+    line = error_line(err)
+    assert line.startswith("error: SendMessage: not a JSON-RPC response: ")
+    assert line.endswith(" (A2A error -32006)")
 
 
 def test_cli_send_streaming_to_an_agent_answering_html(
@@ -954,7 +956,7 @@ def test_cli_error_event_mid_stream_exits_5_with_one_line(
     with raw_server_in_a_thread(rpc_server(rpc)) as url:
         code, out, err = run_cli(capsys, "send", url, "hi", "--json")
     assert code == 5
-    assert error_line(err) == "error: TaskNotFound (-32001): Task 't1' not found"
+    assert error_line(err) == "error: Task 't1' not found (A2A error -32001)"
     assert [json.loads(line) for line in out.splitlines()] == [task_json("WORKING", "a")]
 
 
@@ -972,7 +974,7 @@ def test_cli_agent_whose_endpoint_is_unreachable_exits_6(
             for args in (["send", url, "hi"], ["tasks", url], ["task", url, "t1"]):
                 code, _, err = run_cli(capsys, *args, "--timeout", "3")
                 assert code == 6, (args, err)
-                assert "ConnectError" in error_line(err)
+                assert error_line(err) == f"error: cannot reach {dead}: connection refused"
 
 
 def test_cli_send_resubscribes_from_the_last_event_after_a_drop(

@@ -92,14 +92,11 @@ async def test_sqlite_schema_version_and_idempotent_open(tmp_path: Path) -> None
     await store.close()
     with pytest.raises(StoreError):
         await store.get("", "t1")
-    await store.open()  # reopen the same object, then a second one on the same file
-    other = SqliteTaskStore(path)
-    await other.open()
+    await store.open()  # reopen the same object
     try:
-        assert await other.get("", "t1") is not None
+        assert await store.get("", "t1") is not None
         assert await store.count("") == 1
     finally:
-        await other.close()
         await store.close()
     conn = sqlite3.connect(path)
     try:
@@ -152,17 +149,76 @@ def test_open_store_memory_and_errors() -> None:
             open_store(bad)
 
 
-def test_default_store_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_store_path_is_per_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    name = "Interlink Example Agent"
     monkeypatch.setenv("INTERLINK_DATA_DIR", str(tmp_path / "explicit"))
-    assert default_store_path() == tmp_path / "explicit" / "a2a.db"
-    assert (tmp_path / "explicit").is_dir()
+    assert default_store_path(name) == tmp_path / "explicit" / "a2a" / "interlink-example-agent.db"
+    assert (tmp_path / "explicit" / "a2a").is_dir()
     monkeypatch.delenv("INTERLINK_DATA_DIR")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    assert default_store_path() == tmp_path / "xdg" / "interlink" / "a2a.db"
-    monkeypatch.delenv("XDG_DATA_HOME")
+    assert default_store_path("shouter") == tmp_path / "xdg" / "interlink" / "a2a" / "shouter.db"
+    monkeypatch.setenv("XDG_DATA_HOME", "relative/xdg")  # to be ignored (XDG spec)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert default_store_path() == tmp_path / "home" / ".local" / "share" / "interlink" / "a2a.db"
-    assert os.path.isdir(tmp_path / "home" / ".local" / "share" / "interlink")
+    share = tmp_path / "home" / ".local" / "share" / "interlink" / "a2a"
+    assert default_store_path("shouter") == share / "shouter.db"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    assert default_store_path("shouter") == share / "shouter.db"
+    assert os.path.isdir(share)
+    # different agents, different files; names without a usable slug still differ
+    names = ["shouter", "Shouter 2", "Café", "Cafe", "", "エージェント", "代理", "../../etc/x"]
+    paths = [default_store_path(n) for n in names]
+    assert len(set(paths)) == len(paths)
+    assert all(p.parent == share and p.suffix == ".db" for p in paths)
+    assert default_store_path("../../etc/x").name == "etc-x.db"
+
+
+_HOLDER = """
+import asyncio, sys
+from interlink.a2a._store_sqlite import SqliteTaskStore
+
+async def main() -> None:
+    store = SqliteTaskStore(sys.argv[1])
+    await store.open()
+    print("open", flush=True)
+    sys.stdin.read()  # until the test kills this process
+
+asyncio.run(main())
+"""
+
+
+async def test_sqlite_serves_one_process_at_a_time(tmp_path: Path) -> None:
+    """A second store on the file is refused, naming the holder; the lock of a process
+    that died does not block; `close` (and a failed `open`) let it go."""
+    path = tmp_path / "a2a.db"
+    holder = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _HOLDER, str(path), stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        assert holder.stdout is not None
+        assert await asyncio.wait_for(holder.stdout.readline(), 30) == b"open\n"
+        second = SqliteTaskStore(path)
+        with pytest.raises(StoreError, match=f"{path} is in use by pid {holder.pid} on ") as err:
+            await second.open()
+        assert "-c" in str(err.value)  # the holder's command line
+        with pytest.raises(StoreError, match="is in use by pid"):
+            second.lock()
+    finally:
+        holder.kill()  # no close: the OS drops the lock with the process
+        await holder.wait()
+    await second.open()
+    try:
+        third = SqliteTaskStore(path)  # in this process, too
+        with pytest.raises(StoreError, match=f"in use by pid {os.getpid()} "):
+            await third.open()
+    finally:
+        await second.close()
+    third.lock()  # free again after close; `lock` alone holds it too ...
+    with pytest.raises(StoreError, match="in use"):
+        SqliteTaskStore(path).lock()
+    await third.close()  # ... until close
+    refused = SqliteTaskStore(path)
+    await refused.open()
+    await refused.close()
 
 
 async def test_sqlite_get_reads_on_the_loop_and_falls_back_when_busy(

@@ -12,7 +12,8 @@ from interlink.a2a import types as t
 _EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "a2a_agent.py"
 
 
-def _example() -> tuple[AgentExecutor, t.AgentCard]:
+def example() -> tuple[AgentExecutor, t.AgentCard]:
+    """A fresh executor of the example agent, and its card."""
     spec = importlib.util.spec_from_file_location("_a2a_cli_example_agent", _EXAMPLE)
     assert spec is not None
     assert spec.loader is not None
@@ -24,5 +25,5 @@ def _example() -> tuple[AgentExecutor, t.AgentCard]:
     return executor, card
 
 
-_executor, _card = _example()
+_executor, _card = example()
 app = create_app(_executor, _card, auth=[BearerAuth({"secret": "me"})])

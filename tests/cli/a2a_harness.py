@@ -15,8 +15,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -43,29 +41,41 @@ def free_port() -> int:
         return port
 
 
-def _card_answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + ".well-known/agent-card.json", timeout=1) as resp:
-            return bool(resp.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
+def read_line(proc: subprocess.Popen[bytes], timeout: float = 30) -> str:
+    """The first line `proc` writes on stdout ("" if it closes stdout first)."""
+    assert proc.stdout is not None
+    fd, got = proc.stdout.fileno(), b""
+    deadline = time.monotonic() + timeout
+    while not got.endswith(b"\n"):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise AssertionError(f"no line from {proc.args!r} in {timeout} s: {got!r}")
+        if select.select([fd], [], [], remaining)[0]:
+            chunk = os.read(fd, 1)
+            if not chunk:
+                break
+            got += chunk
+    return got.decode()
 
 
 @contextlib.contextmanager
-def serve(target: str) -> Iterator[str]:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/"
-    cmd = [*CLI, "serve", target, "--port", str(port), "--store", "memory:"]
+def serving(
+    target: str, *options: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`interlink a2a serve TARGET --port 0 OPTIONS` until its `serving on URL` line:
+    the URL and the process (stopped with SIGINT at the end)."""
+    cmd = [*CLI, "serve", target, "--port", "0", *options]
     with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        proc = subprocess.Popen(
+            cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, env=env
+        )
         try:
-            deadline = time.monotonic() + 30
-            while not _card_answers(url):
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    pytest.fail(f"{cmd} did not serve its card:\n{log.read().decode()}")
-                time.sleep(0.1)
-            yield url
+            line = read_line(proc)
+            if not line.startswith("serving on "):
+                proc.wait(timeout=10)
+                log.seek(0)
+                pytest.fail(f"{cmd} did not serve: {line!r}\n{log.read().decode()}")
+            yield line.removeprefix("serving on ").strip(), proc
         finally:
             proc.send_signal(signal.SIGINT)
             try:
@@ -73,6 +83,15 @@ def serve(target: str) -> Iterator[str]:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(timeout=10)
+            assert proc.stdout is not None
+            proc.stdout.close()
+
+
+@contextlib.contextmanager
+def serve(target: str) -> Iterator[str]:
+    """A server of `target` keeping nothing (`--store memory:`): its URL."""
+    with serving(target, "--store", "memory:") as (url, _):
+        yield url
 
 
 # -- running the command -------------------------------------------------------------------
@@ -84,6 +103,12 @@ def env_without_credentials(**extra: str) -> dict[str, str]:
 
 
 def a2a(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`interlink a2a ARGS`, without credentials from the environment, plus `env`."""
+    return run_a2a(list(args), env_without_credentials(**env))
+
+
+def run_a2a(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`interlink a2a ARGS` in exactly the environment `env`."""
     return subprocess.run(
         [*CLI, *args],
         capture_output=True,
@@ -92,7 +117,7 @@ def a2a(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
         check=False,
         cwd=ROOT,
         stdin=subprocess.DEVNULL,
-        env=env_without_credentials(**env),
+        env=env,
     )
 
 

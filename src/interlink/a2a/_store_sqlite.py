@@ -9,7 +9,16 @@ it goes to the thread like the rest.
 Each write is one transaction (`BEGIN IMMEDIATE` ... `COMMIT`, or one autocommitted
 statement): when a method returns, its change is committed. The schema is versioned
 with `PRAGMA user_version`; `open()` applies the migrations the file has not seen, so it
-is idempotent and safe against another process opening the same file at the same time.
+is idempotent.
+
+One process at a time: `open()` (or `lock()`, to refuse early) takes an exclusive
+`flock` on `<file>.lock` beside the database and holds it until `close()`, writing the
+holder's pid, host and command line into it; another store on the same file (another
+server, or a second store in this process) is refused with a `StoreError` naming the
+holder. Tasks are recovered at start-up as "the server stopped while this task was
+running", which a second server would do to the first one's running tasks. The OS drops
+the lock when its holder dies, so a crashed server never blocks the next start. Replicas
+share PostgreSQL instead.
 
 Invariants: `events` rows are only inserted, never updated, and deleted only by `prune`
 (the whole log of an old finished task); otherwise `events.seq` runs 1..`tasks.last_seq`
@@ -22,7 +31,15 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import shlex
+import socket
 import sqlite3
+import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -214,11 +231,50 @@ def _transaction(fn: Callable[[sqlite3.Connection], _T]) -> Callable[[sqlite3.Co
     return run
 
 
+def _take_lock(database: Path) -> int:
+    """The descriptor of the database's lock file, locked (exclusive, for as long as it
+    stays open), this process described in it; `StoreError` naming the holder if another
+    process (or store) has it."""
+    path = database.with_name(database.name + ".lock")
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise StoreError(f"{database}: unable to open {path}: {exc.strerror or exc}") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        holder = _holder(fd)
+        os.close(fd)
+        if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+            raise StoreError(f"{database}: cannot lock {path}: {exc.strerror}") from exc
+        raise StoreError(
+            f"{database} is in use by {holder}; an SQLite store serves one process at a "
+            "time: stop that one, or give this one another --store (replicas share "
+            "PostgreSQL)"
+        ) from None
+    command = shlex.join(sys.orig_argv)[:500]
+    me = {"pid": os.getpid(), "host": socket.gethostname(), "cmdline": command}
+    with contextlib.suppress(OSError):  # the lock is what counts; the note is for people
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(me).encode(), 0)
+    return fd
+
+
+def _holder(fd: int) -> str:
+    try:
+        note = json.loads(os.pread(fd, 4096, 0))
+        return f"pid {int(note['pid'])} on {note['host']} ({note['cmdline']})"
+    except (OSError, ValueError, TypeError, KeyError):
+        return "another process (which has not written its pid yet)"
+
+
 class SqliteTaskStore:
-    """Tasks, event logs, push configs and the outbox in one SQLite file (WAL)."""
+    """Tasks, event logs, push configs and the outbox in one SQLite file (WAL), for one
+    process at a time (see the module)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self._lock_fd: int | None = None
         self._opening = asyncio.Lock()
         self._executor: ThreadPoolExecutor | None = None
         self._conn: sqlite3.Connection | None = None
@@ -226,12 +282,25 @@ class SqliteTaskStore:
         self._reader: sqlite3.Connection | None = None
         """Read-only, used only on the event loop's thread (by `get`)."""
 
+    def lock(self) -> None:
+        """Take the file's lock now (`open` does it too): `StoreError` naming the process
+        that holds it. Held until `close`."""
+        if self._lock_fd is None:
+            self._lock_fd = _take_lock(self.path)
+
+    def _unlock(self) -> None:
+        fd, self._lock_fd = self._lock_fd, None
+        if fd is not None:
+            os.close(fd)  # (the file stays: removing it would race with the next taker)
+
     async def open(self) -> None:
         async with self._opening:  # (idempotent, also for calls at the same time)
             if self._executor is None:
                 await self._open()
 
     async def _open(self) -> None:
+        locked_here = self._lock_fd is None
+        self.lock()
         self._executor = ThreadPoolExecutor(1, thread_name_prefix="interlink-sqlite")
         try:
             self._conn = await self._call(self._executor, partial(_connect, str(self.path)))
@@ -243,11 +312,14 @@ class SqliteTaskStore:
                 self._conn = None
             self._executor.shutdown(wait=True)
             self._executor = None
+            if locked_here:
+                self._unlock()
             raise
 
     async def close(self) -> None:
         executor, self._executor = self._executor, None
         if executor is None:
+            self._unlock()  # (taken by `lock` alone)
             return
         reader, self._reader = self._reader, None
         if reader is not None:
@@ -256,6 +328,7 @@ class SqliteTaskStore:
         if conn is not None:
             await asyncio.get_running_loop().run_in_executor(executor, conn.close)
         executor.shutdown(wait=True)
+        self._unlock()
 
     async def _call(self, executor: ThreadPoolExecutor, fn: Callable[[], _T]) -> _T:
         try:

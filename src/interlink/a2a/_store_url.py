@@ -8,7 +8,10 @@ default; needs the `postgres` extra). The store is returned unopened: the caller
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
+import unicodedata
 from pathlib import Path
 
 from interlink.a2a._store import StoreError, TaskStore
@@ -56,14 +59,34 @@ def open_store(url: str) -> TaskStore:
     return SqliteTaskStore(Path(path).expanduser())
 
 
-def default_store_path() -> Path:
-    """`a2a.db` in `$INTERLINK_DATA_DIR`, else `$XDG_DATA_HOME/interlink`, else
-    `~/.local/share/interlink`; the directory is created."""
+def default_store_path(agent_name: str) -> Path:
+    """The SQLite file of the agent called `agent_name` (its card's name):
+    `a2a/<slug of the name>.db` in `$INTERLINK_DATA_DIR`, else in
+    `$XDG_DATA_HOME/interlink`, else in `~/.local/share/interlink`; the directory is
+    created.
+
+    One file per agent, because one SQLite file serves one process at a time (see
+    `SqliteTaskStore`): two agents served at once each get their own. The card's name is
+    what stays the same across restarts, working directories and ways of naming the
+    target (`examples/a2a_agent.py:app`, an absolute path, a module), so a restarted
+    agent finds its tasks again."""
     if data_dir := os.environ.get("INTERLINK_DATA_DIR"):
         directory = Path(data_dir).expanduser()
-    elif xdg := os.environ.get("XDG_DATA_HOME"):
-        directory = Path(xdg).expanduser() / "interlink"
+    elif (xdg := os.environ.get("XDG_DATA_HOME")) and os.path.isabs(xdg):
+        directory = Path(xdg) / "interlink"  # (a relative one is to be ignored: XDG spec)
     else:
         directory = Path.home() / ".local" / "share" / "interlink"
+    directory /= "a2a"
     directory.mkdir(parents=True, exist_ok=True)
-    return directory / "a2a.db"
+    return directory / f"{_slug(agent_name)}.db"
+
+
+def _slug(name: str) -> str:
+    """`Interlink Example Agent` -> `interlink-example-agent`; a name with no ASCII
+    letters or digits left gets a hash of itself, so that two such names still differ."""
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-")[:64].rstrip("-")
+    if slug and slug == re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:64].rstrip("-"):
+        return slug
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{slug or 'agent'}-{digest}"

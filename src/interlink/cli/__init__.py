@@ -1,22 +1,35 @@
 """The `interlink` command. Subcommands import their protocol lazily, so each starts
-as fast as the code it runs."""
+as fast as the code it runs.
+
+A closed stdout (`interlink a2a send URL TEXT | head -1`) ends every command quietly
+with status 141, what a shell reports for a process that SIGPIPE ended (128 + 13), as
+`yes | head -1` does: the output was cut short, which a script with `pipefail` should
+see, and 0 would say everything was printed. Python ignores SIGPIPE (a socket's EPIPE
+must not kill the process), so the closed pipe arrives as `BrokenPipeError`, handled here
+once for every command.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import select
 import sys
 
 from interlink import __version__
 from interlink.cli import _a2a_client, _a2a_serve, _acp_client, _acp_serve
+from interlink.cli._parser import Parser
 
 _ACP = "ACP v1: an editor starts an agent as a subprocess and both speak JSON-RPC over stdio."
 _A2A = "A2A 1.0: agents call agents over HTTP (JSON-RPC, Server-Sent Events, agent cards)."
 
-__all__ = ["main"]
+__all__ = ["PIPE_CLOSED", "main"]
+
+PIPE_CLOSED = 141  # 128 + SIGPIPE (see the module)
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = Parser(
         prog="interlink",
         description="ACP v1 and A2A 1.0 agents and clients on one strict JSON-RPC 2.0 core.",
     )
@@ -46,6 +59,31 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _run(argv)
+    except BrokenPipeError:
+        if not _stdout_closed():
+            raise  # some other pipe: not ours to hide
+        # Python flushes stdout again at exit; whatever is left must not fail there too
+        # (the recipe of Python's documentation on SIGPIPE).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return PIPE_CLOSED
+
+
+def _stdout_closed() -> bool:
+    """Whether stdout is a pipe or socket whose reader is gone."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        events = poller.poll(0)
+    except (OSError, ValueError):  # no stdout at all
+        return True
+    return any(event & (select.POLLERR | select.POLLHUP) for _, event in events)
+
+
+def _run(argv: list[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command == "demo":

@@ -3,9 +3,10 @@
 `send` streams by default when the card declares streaming: status changes, artifact
 chunks inline, a spinner while the agent works (on a terminal). When the agent asks for
 input, the person answers at a prompt and the same task goes on (without a terminal the
-question is printed and the exit code is 3). Ctrl-C asks whether to cancel the task; a
-second Ctrl-C cancels it. `--json` prints ProtoJSON: the result, or one object per line
-for streams and task lists; it never prompts (input-required exits 3, Ctrl-C cancels).
+question is printed and the exit code is 3). Ctrl-C asks whether to cancel the task;
+Ctrl-C at that question leaves it running (exit 130). `--json` prints ProtoJSON: the
+result, or one object per line for streams and task lists; it never prompts
+(input-required exits 3, Ctrl-C cancels).
 The A2A client is imported inside `run`, so that other commands start without it.
 """
 
@@ -18,6 +19,7 @@ import textwrap
 from typing import TYPE_CHECKING, Final
 
 from interlink.cli._acp_client import Style  # imported by the CLI anyway: costs nothing
+from interlink.cli._parser import Parser
 
 if TYPE_CHECKING:
     from interlink.a2a import A2AClient
@@ -35,6 +37,7 @@ AUTH: Final = 4
 A2A_ERROR: Final = 5
 NETWORK: Final = 6
 INTERRUPTED: Final = 130
+TASKS_LIMIT: Final = 30  # `tasks` lists this many by default, as `gh` does
 EXIT_CODES: Final = """exit codes:
   0    success; the task completed (or was accepted, or is still working)
   1    the task failed, was rejected or was canceled
@@ -67,7 +70,7 @@ def _positive(value: str) -> int:
     return number
 
 
-class _Intermixed(argparse.ArgumentParser):
+class _Intermixed(Parser):
     """Options may come between the positionals (`send URL --task ID "answer"`), which
     plain argparse refuses once an optional positional was skipped."""
 
@@ -153,7 +156,13 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     tasks.add_argument("--context", metavar="ID", help="only this context's tasks")
     tasks.add_argument("--status", type=_state, metavar="STATE", help=", ".join(STATES))
-    tasks.add_argument("--limit", type=_positive, metavar="N", help="at most N tasks")
+    tasks.add_argument(
+        "--limit",
+        type=_positive,
+        default=TASKS_LIMIT,
+        metavar="N",
+        help=f"the N newest tasks ({TASKS_LIMIT}; 0: all)",
+    )
 
     task = sub(
         "task",
@@ -177,21 +186,37 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
     import io
 
-    from interlink.cli._a2a_session import describe_error, error_exit_code
+    from interlink.cli._a2a_errors import describe_error, error_exit_code
 
     if isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(errors="replace")
+    args.url = with_scheme(args.url)
     if args.a2a_command == "send" and not args.text and not args.file:
         return _fail("send needs TEXT or --file", USAGE)
     try:
         return asyncio.run(_main(args))
     except KeyboardInterrupt:
         return _fail("interrupted", INTERRUPTED)
+    except BrokenPipeError:
+        raise  # stdout is gone: `interlink.cli.main` ends quietly
     except Exception as exc:
         code = error_exit_code(exc)
         if code is None:
             raise
-        return _fail(describe_error(exc), code)
+        return _fail(describe_error(exc, args.url, args.timeout), code)
+
+
+def connect_timeout(timeout: float) -> float:
+    """The time to connect, out of `--timeout`: 10 s at most."""
+    return min(timeout, 10.0)
+
+
+def with_scheme(url: str) -> str:
+    """`localhost:9999` -> `http://localhost:9999` (as curl reads it); a URL with a
+    scheme stays as it is."""
+    import re
+
+    return url if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", url) else f"http://{url}"
 
 
 def _fail(message: str, code: int) -> int:
@@ -212,7 +237,7 @@ async def _main(args: argparse.Namespace) -> int:
 
     bearer = args.bearer or os.environ.get("INTERLINK_A2A_BEARER") or None
     api_key = args.api_key or os.environ.get("INTERLINK_A2A_API_KEY") or None
-    connect = min(args.timeout, 10.0)
+    connect = connect_timeout(args.timeout)
     async with httpx.AsyncClient(timeout=httpx.Timeout(args.timeout, connect=connect)) as http:
         resolved = await resolve_card(args.url, client=http)
         schemes = resolved.card.security_schemes.values()
@@ -265,31 +290,44 @@ def _state_filter(name: str | None) -> t.TaskState:
 
 
 async def _tasks(client: A2AClient, args: argparse.Namespace) -> int:
+    import contextlib
     import shutil
 
-    from interlink.cli._a2a_render import task_table
     from interlink.cli._a2a_session import print_json
+    from interlink.cli._a2a_table import task_table
 
-    limit = args.limit
+    limit: int = args.limit  # 0: all
     found: list[t.Task] = []
-    if limit != 0:
-        async for task in client.iter_tasks(
-            context_id=args.context or "",
-            status=_state_filter(args.status),
-            page_size=min(limit, 100) if limit else None,
-            history_length=1,
-        ):
+    more = False
+    tasks = client.iter_tasks(
+        context_id=args.context or "",
+        status=_state_filter(args.status),
+        page_size=min(limit + 1, 100) if limit else None,  # one more: are there more?
+        history_length=1,
+    )
+    async with contextlib.aclosing(tasks):  # closed here, also by a closed stdout
+        async for task in tasks:
+            if limit and len(found) == limit:
+                more = True
+                break
             if args.json:
                 print_json(task, indent=False)
             found.append(task)
-            if limit and len(found) >= limit:
-                break
+    if more:
+        sys.stdout.flush()
+        print(f"(the {limit} newest; --limit N for more, --limit 0 for all)", file=sys.stderr)
     if args.json:
         return OK
     if not found:
         print("no tasks")
         return OK
-    width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 160
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        width: int | None = int(columns)
+    elif sys.stdout.isatty():
+        width = shutil.get_terminal_size().columns
+    else:
+        width = None  # a pipe: whole cells
     print("\n".join(task_table(found, _style(), width)))
     return OK
 

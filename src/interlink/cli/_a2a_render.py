@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TextIO
 
@@ -31,7 +31,6 @@ __all__ = [
     "short_state",
     "state_label",
     "task_lines",
-    "task_table",
 ]
 
 _STATE_CODES = {
@@ -384,40 +383,4 @@ def task_lines(task: t.Task, style: Style) -> list[str]:
             body = _message_text(message).splitlines() or [""]
             lines.append(f"  {style(f'{role:<5}', '2')} {body[0]}")
             lines.extend(f"        {more}" for more in body[1:])
-    return lines
-
-
-def _cut(text: str, width: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
-
-
-def task_table(tasks: Iterable[t.Task], style: Style, width: int) -> list[str]:
-    """A table: id, state, status time, context, first text of the last message."""
-    rows = []
-    for task in tasks:
-        last = task.status.message or (task.history[-1] if task.history else None)
-        first = next((part_text(p) for p in last.parts if part_text(p)), "") if last else ""
-        rows.append(
-            (
-                task.id,
-                short_state(task.status.state),
-                _timestamp(task.status.timestamp),
-                task.context_id,
-                first,
-            )
-        )
-    header = ("ID", "STATE", "UPDATED", "CONTEXT", "TEXT")
-    widths = [max([len(header[i])] + [len(row[i]) for row in rows]) for i in range(4)]
-    used = sum(widths) + 2 * 4
-    room = max(width - used, 20)
-
-    def fmt(cells: Sequence[str], state_code: str | None) -> str:
-        parts = [cell.ljust(widths[i]) for i, cell in enumerate(cells[:4])]
-        if state_code is not None:
-            parts[1] = style(parts[1], state_code)
-        return "  ".join([*parts, _cut(cells[4], room)]).rstrip()
-
-    lines = [style(fmt(header, None), "1")]
-    lines += [fmt(row, _STATE_CODES.get(row[1], "0")) for row in rows]
     return lines

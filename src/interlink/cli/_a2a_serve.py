@@ -1,14 +1,21 @@
 """`interlink a2a serve MODULE:ATTR`: serve an A2A agent over HTTP with uvicorn.
 
 ATTR is an app made by `interlink.a2a.create_app` (or a factory returning one). The
-store defaults to an SQLite file in the data directory (`--store memory:` keeps
-nothing); a card that lists no interface gets the address each request came to, or
-`--public-url` (behind a proxy).
+store defaults to the agent's own SQLite file in the data directory, named after its
+card (`--store memory:` keeps nothing); an SQLite file serves one process at a time. A
+card that lists no interface gets the address each request came to, or `--public-url`
+(behind a proxy).
+
+Once the socket listens and the app has started, `serving on http://HOST:PORT/` is the
+one line on stdout (a script waits for it: a failed start closes stdout without it and
+says why on stderr); `--port 0` takes a free port, which that line names.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import socket
 import sys
 
 from interlink.cli._acp_serve import AgentLoadError, load_object
@@ -26,14 +33,17 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     serve.add_argument("target", metavar="MODULE:ATTR")
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=9999)
+    serve.add_argument(
+        "--port", type=int, default=9999, help="9999; 0: a free port (stdout says which)"
+    )
     serve.add_argument(
         "--store",
         default=None,
         metavar="URL",
         help="task store: sqlite:///path.db, memory:, postgresql://user@host/db?schema=name "
-        "(replicas share one; default: an SQLite file in the data directory, "
-        "$INTERLINK_DATA_DIR or ~/.local/share/interlink)",
+        "(replicas share one; an SQLite file serves one process; default: the agent's "
+        "own file, a2a/NAME.db in $INTERLINK_DATA_DIR, $XDG_DATA_HOME/interlink or "
+        "~/.local/share/interlink, NAME from its card's name)",
     )
     serve.add_argument(
         "--lease-ttl",
@@ -137,15 +147,18 @@ def run(args: argparse.Namespace) -> int:
 
     from interlink.a2a import A2AApp, StoreError, default_store_path, open_store, with_interface
     from interlink.a2a._replicas import SharedStore
+    from interlink.a2a._store_sqlite import SqliteTaskStore
 
     try:
         app = load_object(args.target, A2AApp, "an interlink.a2a app (create_app)")
         assert isinstance(app, A2AApp)
-        store_url = args.store or f"sqlite:///{default_store_path()}"
+        store_url = args.store or f"sqlite://{default_store_path(app.server.card.name).absolute()}"
         allow = [host.strip() for host in args.push_allow.split(",") if host.strip()]
         store = open_store(store_url)
         if args.lease_ttl is not None and not isinstance(store, SharedStore):
             raise ValueError("--lease-ttl: for a PostgreSQL store (replicas) only")
+        if isinstance(store, SqliteTaskStore):
+            store.lock()  # refused now, naming the holder, before anything else starts
         app.use_store(store, push_allow=allow)
         if args.lease_ttl is not None:
             app.server.lease_ttl = args.lease_ttl
@@ -154,16 +167,70 @@ def run(args: argparse.Namespace) -> int:
     except (AgentLoadError, StoreError, ValueError) as exc:
         print(f"interlink a2a serve: {exc}", file=sys.stderr)
         return 2
-    url = f"http://{args.host}:{args.port}/"
+    try:
+        listener = _listen(args.host, args.port)
+    except OSError as exc:
+        where = _authority(args.host, args.port)
+        print(f"interlink a2a serve: cannot listen on {where}: {_reason(exc)}", file=sys.stderr)
+        return 1
+    url = f"http://{_authority(args.host, listener.getsockname()[1])}/"
     if args.public_url is not None:
         app.use_card(with_interface(app.server.card, args.public_url))
-    print(f"serving {app.server.card.name!r} at {url} (tasks: {store_url})", file=sys.stderr)
-    uvicorn.run(
+    what = f"serving {app.server.card.name!r} · tasks: {_store_text(store_url)}"
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)  # the app started, the socket listens
+            if self.started:
+                # (stdout: a script reads this line to learn that and where it serves)
+                print(f"serving on {url}", flush=True)
+                print(what, file=sys.stderr, flush=True)  # (for people: the name, the store)
+
+    config = uvicorn.Config(
         app,
-        host=args.host,
-        port=args.port,
         log_level=args.log_level,
         lifespan="on",
         timeout_graceful_shutdown=5,  # open streams end then; the clients resume later
     )
-    return 0
+    server = Server(config)
+    try:
+        server.run(sockets=[listener])
+    except KeyboardInterrupt:  # (uvicorn raises the Ctrl-C again once it has shut down)
+        pass
+    finally:
+        listener.close()
+    return 0 if server.started else 1
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on `host` (the first address it resolves to) and `port`
+    (0: one the OS picks), bound here so that the card and the `serving on` line give the
+    port really bound, and a port in use is refused before the agent starts."""
+    family, _, _, _, address = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    return socket.create_server(address[:2], family=family, backlog=2048)
+
+
+def _authority(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _reason(exc: OSError) -> str:
+    if isinstance(exc, socket.gaierror):
+        return f"unknown host ({exc.strerror})"
+    # (not `strerror`: the socket module's names the address again)
+    return os.strerror(exc.errno).lower() if exc.errno else str(exc)
+
+
+def _store_text(url: str) -> str:
+    """The store's URL as said to a person: the file of an SQLite store, no password."""
+    from urllib.parse import urlsplit
+
+    if url.startswith("sqlite:///"):
+        return url[len("sqlite://") :]
+    parts = urlsplit(url)
+    if parts.password:
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+        return parts._replace(netloc=netloc).geturl()
+    return url

@@ -4,8 +4,9 @@ A `Session` runs turns (a streamed or blocking `SendMessage`, or a subscription)
 renders them through a `TaskView`. Between turns it answers the agent's questions: an
 input-required task is put to the person on the terminal and continued with the
 answer; without a terminal the exit code is 3. Ctrl-C during a turn asks whether to
-cancel the task (a second Ctrl-C cancels at once; without a terminal the first one
-does); while only following a task, Ctrl-C stops following. A stream that breaks off
+cancel the task; Ctrl-C at that question is "interrupted": the command ends with 130 and
+the task goes on (without a terminal there is no question: SIGINT cancels). While only
+following a task, Ctrl-C stops following. A stream that breaks off
 is resumed with `SubscribeToTask` from its last event id.
 """
 
@@ -19,20 +20,14 @@ import os
 import signal
 import sys
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-import httpx
 import msgspec
 
 from interlink.a2a import (
     A2AClient,
-    A2AHttpError,
-    A2ATransportError,
-    AuthenticationRequired,
-    CardError,
-    InvalidAgentURL,
     StreamEvent,
     StreamInterrupted,
     StreamPayload,
@@ -40,20 +35,16 @@ from interlink.a2a import (
 )
 from interlink.a2a import types as t
 from interlink.cli._a2a_client import (
-    A2A_ERROR,
     AUTH,
     INTERRUPTED,
     NEEDS_INPUT,
-    NETWORK,
     OK,
     TASK_FAILED,
-    USAGE,
 )
 from interlink.cli._a2a_render import Screen, TaskView, task_lines
 from interlink.cli._acp_client import LineReader, Style
-from interlink.jsonrpc import RpcError
 
-__all__ = ["Session", "describe_error", "error_exit_code", "exit_code_of"]
+__all__ = ["Session", "exit_code_of"]
 
 T = TypeVar("T")
 S = t.TaskState
@@ -76,42 +67,6 @@ class _Interrupted(Exception):
 
 def exit_code_of(state: t.TaskState) -> int:
     return _STATE_EXIT.get(state, OK)
-
-
-def error_exit_code(exc: BaseException) -> int | None:
-    """The exit code for an error that ends a command (None: not ours to explain)."""
-    if isinstance(exc, AuthenticationRequired):
-        return AUTH
-    if isinstance(exc, A2ATransportError | httpx.HTTPError | TimeoutError):
-        return NETWORK
-    if isinstance(exc, InvalidAgentURL):
-        return USAGE
-    if isinstance(exc, CardError):
-        return NETWORK if isinstance(exc.__cause__, httpx.HTTPError) else A2A_ERROR
-    if isinstance(exc, RpcError | A2AHttpError):
-        return A2A_ERROR
-    if isinstance(exc, OSError | ValueError):
-        return USAGE
-    return None
-
-
-def describe_error(exc: BaseException) -> str:
-    """One line: the error's name, its code when it has one, and what it says."""
-    if isinstance(exc, RpcError):
-        text = f"{type(exc).__name__} ({exc.code}): {exc.message}"
-    elif isinstance(exc, AuthenticationRequired):
-        text = f"AuthenticationRequired: {exc}; give --bearer TOKEN or --api-key KEY"
-    elif isinstance(exc, StreamInterrupted) and exc.task_id:
-        text = f"StreamInterrupted: {exc}; follow it: interlink a2a task URL {exc.task_id} --follow"
-    elif isinstance(exc, A2ATransportError | A2AHttpError | CardError):
-        text = f"{type(exc).__name__}: {exc}"
-    elif isinstance(exc, httpx.HTTPError | TimeoutError):
-        text = f"network: {type(exc).__name__}: {exc}"
-    elif isinstance(exc, OSError) and exc.filename is not None:
-        text = f"{exc.strerror or exc}: {exc.filename}"
-    else:
-        text = str(exc) or type(exc).__name__
-    return " ".join(text.split())
 
 
 def print_json(obj: msgspec.Struct, *, indent: bool = True) -> None:
@@ -220,14 +175,18 @@ class Session:
         return result if isinstance(result, t.Message) else None
 
     async def _consume(
-        self, events: AsyncIterator[StreamEvent], again: bool = True
+        self, events: AsyncGenerator[StreamEvent, None], again: bool = True
     ) -> t.Message | None:
         reply = None
         try:
-            async for event in events:
-                self._emit(event.payload)
-                if isinstance(event.payload, t.Message):
-                    reply = event.payload
+            # Closed here, in this task, whatever ends the loop (a closed stdout, Ctrl-C):
+            # left to the loop's shutdown, the stream and the generators inside it would
+            # be closed concurrently ("aclose(): asynchronous generator is already running").
+            async with contextlib.aclosing(events):
+                async for event in events:
+                    self._emit(event.payload)
+                    if isinstance(event.payload, t.Message):
+                        reply = event.payload
         except StreamInterrupted as exc:
             if not exc.task_id or not again:
                 raise
@@ -328,8 +287,14 @@ class Session:
                 self.screen.typed()
             yes = (answer or "").strip().lower() in ("y", "yes")
         else:
-            yes = first is not work  # a second Ctrl-C: cancel; the task ended: nothing to do
+            yes = False  # the task ended while asked: nothing to cancel
         self.screen.release()
+        if first is not read and first is not work:  # Ctrl-C: interrupted, not cancelled
+            self._note(
+                f"interrupted; task {self.view.task_id} goes on "
+                f"(interlink a2a cancel {self.args.url} {self.view.task_id} cancels it)"
+            )
+            raise _Interrupted
         return yes
 
     async def _ask_input(self) -> str | None:

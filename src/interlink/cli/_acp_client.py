@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import io
 import os
 import signal
@@ -159,6 +160,7 @@ class _Session:
         self.lines = JsonLines(out) if args.json else None
         self.input = LineReader(sys.stdin.fileno())
         self.quit = asyncio.Event()
+        self.closed = False  # stdout's reader is gone
         self.interrupted = False
         self.connection: ClientSideConnection | None = None
         self.session_id = ""
@@ -229,10 +231,30 @@ class _Session:
             ) from None
 
     async def ask_permission(self, request: s.RequestPermissionRequest) -> str | None:
-        choice = await self._permission(request)
-        if self.lines is not None:
-            self.lines.answer(choice)
+        try:
+            choice = await self._permission(request)
+            if self.lines is not None:
+                self.lines.answer(choice)
+        except BrokenPipeError:
+            self.output_closed()
+            return None  # (cancelled: we are leaving)
         return choice
+
+    async def on_update(self, notification: s.SessionNotification) -> None:
+        try:
+            if self.lines is not None:
+                await self.lines.on_update(notification)
+            else:
+                await self.render.on_update(notification)
+        except BrokenPipeError:
+            self.output_closed()
+
+    def output_closed(self) -> None:
+        """stdout's reader is gone (`head -1`): quit. (Seen in a handler of the
+        connection, where raising would answer the agent with an error and log a
+        traceback; `main` raises it again for `interlink.cli.main`.)"""
+        self.closed = True
+        self.quit.set()
 
     async def _permission(self, request: s.RequestPermissionRequest) -> str | None:
         from interlink.acp._local import allow_first, reject_first
@@ -345,7 +367,7 @@ class _Session:
                     wire_tap=self.wire_log(),
                 ) as agent,
             ):
-                local.on_update = self.lines.on_update if self.lines else self.render.on_update
+                local.on_update = self.on_update
                 self.connection = agent.agent
                 init = await self.initialize(local)
                 session = await self.race(self.connection.new_session(cwd))
@@ -361,9 +383,12 @@ class _Session:
                     )
                     await self.interactive()
         except _Quit:
-            self.render.line()
+            if not self.closed:
+                self.render.line()
         finally:
             loop.remove_signal_handler(signal.SIGINT)
+        if self.closed:
+            raise BrokenPipeError(errno.EPIPE, "stdout closed")  # `interlink.cli.main`
         return 130 if self.interrupted else 0
 
 
@@ -401,6 +426,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         cwd = os.path.abspath(args.cwd or os.getcwd())
         return asyncio.run(_Session(args, sys.stdout).main(command, cwd))
+    except BrokenPipeError:
+        raise  # stdout is gone: `interlink.cli.main` ends quietly
     except AgentExited as exc:  # its stderr was forwarded already
         how = "is gone" if exc.returncode is None else f"exited with code {exc.returncode}"
         return _fail(f"the agent {how}")

@@ -1,0 +1,28 @@
+"""The `interlink` command's argument parser: argparse, plus "did you mean" for a
+mistyped subcommand or choice (`interlink a2a sned` suggests `send`)."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+from typing import Any
+
+__all__ = ["Parser"]
+
+
+class Parser(argparse.ArgumentParser):
+    """An `ArgumentParser` whose "invalid choice" error names the closest choices."""
+
+    # argparse has no hook for this before Python 3.14 (`suggest_on_error`); the check of
+    # a value against `choices` is the one place every invalid choice passes through.
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        choices = action.choices
+        if choices is None or value in choices or not isinstance(value, str):
+            super()._check_value(action, value)
+            return
+        names = [str(choice) for choice in choices]
+        close = difflib.get_close_matches(value, names, n=3, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        raise argparse.ArgumentError(
+            action, f"invalid choice: {value!r}{hint} (choose from {', '.join(names)})"
+        )
