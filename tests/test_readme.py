@@ -14,13 +14,14 @@ import re
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from tests.cli.a2a_harness import _card_answers as card_answers
 from tests.cli.a2a_harness import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,6 +57,14 @@ def run(code: str, *paths: Path) -> str:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
+
+
+def card_answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + ".well-known/agent-card.json", timeout=1) as resp:
+            return bool(resp.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
 
 
 @contextmanager
