@@ -190,6 +190,7 @@ class Connection:
         max_outgoing: int = 1024,
         max_outgoing_bytes: int = 4 * 1024 * 1024,
         max_inbox: int = 1024,
+        max_inbox_bytes: int = 16 * 1024 * 1024,
         codec: ValueCodec = DEFAULT_CODEC,
         name: str = "jsonrpc",
         cancel_at_eof: bool = False,
@@ -222,6 +223,9 @@ class Connection:
         self.cancel_at_eof = cancel_at_eof
         self._inbox: deque[_InboxItem] = deque()
         self._max_inbox = max_inbox
+        self._max_inbox_bytes = max_inbox_bytes
+        self._inbox_sizes: deque[int] = deque()  # each item's size in bytes, in step
+        self._inbox_bytes = 0
         self._inbox_ready = asyncio.Event()
         self._inbox_space = asyncio.Event()
         self._inbox_busy = False
@@ -498,9 +502,13 @@ class Connection:
                     if (
                         kind is Notification
                         and len(inbox) < max_inbox
+                        and self._inbox_bytes < self._max_inbox_bytes
                         and message.method != cancel_method  # type: ignore[union-attr]
                     ):
                         inbox.append(message)  # type: ignore[arg-type]
+                        size = len(frame)  # type: ignore[arg-type]  # (a notification: bytes)
+                        self._inbox_sizes.append(size)
+                        self._inbox_bytes += size
                         ready.set()
                     elif kind is Request:
                         if not room.is_set():  # the peer does not read: neither do we
@@ -588,10 +596,18 @@ class Connection:
             self._resolve(message)
 
     async def _enqueue(self, item: _InboxItem) -> None:
-        while len(self._inbox) >= self._max_inbox:
+        """Queue for the inbox worker, waiting while the inbox is full (in items or
+        bytes; an item larger than the byte bound goes in alone)."""
+        raw = item.params if type(item) is Notification else getattr(item, "result", b"")
+        size = 64 + (0 if raw is msgspec.UNSET else len(cast(bytes, raw)))
+        while self._inbox and (
+            len(self._inbox) >= self._max_inbox or self._inbox_bytes + size > self._max_inbox_bytes
+        ):
             self._inbox_space.clear()
             await self._inbox_space.wait()
         self._inbox.append(item)
+        self._inbox_sizes.append(size)
+        self._inbox_bytes += size
         self._inbox_ready.set()
 
     def _resolve(self, message: _Response) -> None:
@@ -613,6 +629,7 @@ class Connection:
                 await self._inbox_ready.wait()
                 continue
             item = inbox.popleft()
+            self._inbox_bytes -= self._inbox_sizes.popleft()
             self._inbox_space.set()
             if type(item) is Notification:
                 self._inbox_busy = True

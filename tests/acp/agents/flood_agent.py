@@ -20,7 +20,7 @@ import sys
 PAD = "p" * 900  # each request about 1 KiB
 
 
-def request(i: int) -> bytes:
+def request(i: int) -> str:
     params = {"sessionId": "s", "path": f"/flood/{i}/{PAD}"}
     return json.dumps({"jsonrpc": "2.0", "id": i, "method": "fs/read_text_file", "params": params})
 
