@@ -214,36 +214,28 @@ async def prompt_then_close(proc: asyncio.subprocess.Process, text: str) -> floa
     return time.monotonic() - closed
 
 
-async def test_stdin_eof_cancels_a_prompt_that_waits_forever_and_the_agent_exits_at_once(
-    cleanup: list[asyncio.subprocess.Process],
+@pytest.mark.parametrize(
+    ("command", "text"),
+    [(STUCK, "wait"), (EXAMPLE, "slow")],
+    ids=["a-prompt-that-waits-forever", "the-example-agents-slow-prompt"],
+)
+async def test_stdin_eof_cancels_the_running_prompt_and_the_agent_exits_at_once(
+    cleanup: list[asyncio.subprocess.Process], command: list[str], text: str
 ) -> None:
-    proc = await spawn(STUCK)
+    proc = await spawn(command)
     cleanup.append(proc)
     assert proc.stdout is not None
     assert proc.stderr is not None
     async with asyncio.timeout(30):
-        took = await prompt_then_close(proc, "wait")
-        print(f"stuck agent: exited {took:.3f} s after stdin EOF")
-        assert took < EXIT_WITHIN
-        assert proc.returncode == 0
-        stderr = await proc.stderr.read()
-        assert b"prompt handler cancelled" in stderr
-        assert b"prompt handler finally" in stderr
-        answer = await line_of(proc.stdout, 2)  # (written, should a client still read)
-        assert answer["error"]["code"] == -32800  # type: ignore[index]
-
-
-async def test_stdin_eof_cancels_the_example_agents_slow_prompt(
-    cleanup: list[asyncio.subprocess.Process],
-) -> None:
-    proc = await spawn(EXAMPLE)
-    cleanup.append(proc)
-    assert proc.stdout is not None
-    async with asyncio.timeout(30):
-        took = await prompt_then_close(proc, "slow")
-        print(f"example agent, slow prompt: exited {took:.3f} s after stdin EOF")
+        took = await prompt_then_close(proc, text)
+        print(f"{command[-1]} ({text!r} prompt): exited {took:.3f} s after stdin EOF")
         assert took < EXIT_WITHIN
         assert proc.returncode == 0
         rest = [json.loads(line) for line in (await proc.stdout.read()).splitlines()]
-        assert rest[-1]["id"] == 2
-        assert rest[-1]["error"]["code"] == -32800  # cancelled, not run to its end
+        answers = [message for message in rest if message.get("id") == 2]
+        assert len(answers) == 1  # (written, should a client still read)
+        assert answers[0]["error"]["code"] == -32800  # cancelled, not run to its end
+        if command is STUCK:  # the cancellation reached the handler
+            stderr = await proc.stderr.read()
+            assert b"prompt handler cancelled" in stderr
+            assert b"prompt handler finally" in stderr

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from interlink.aio import Connection
-from tests.aio.conftest import PROFILE, RawPeer, stream_pair
+from tests.aio.conftest import PROFILE, Forever, RawPeer, stream_pair
 from tests.aio.test_connection import ADD, NOTE, WAIT, Add, Note, StuckWriter, as_json
 
 
@@ -76,16 +76,7 @@ async def test_cancel_at_eof_cancels_what_still_runs_and_answers_32800() -> None
     (r1, w1), (r2, w2) = await stream_pair()
     conn = Connection(r1, w1, profile=PROFILE, cancel_at_eof=True)
     peer = RawPeer(r2, w2)
-    started = asyncio.Event()
-    cancelled = asyncio.Event()
-
-    async def wait(params: Note) -> str:
-        started.set()
-        try:
-            await asyncio.Event().wait()
-        finally:
-            cancelled.set()
-        return "never"
+    wait = Forever()
 
     async def add(params: Add) -> int:  # answers without waiting: it still answers
         return params.a + params.b
@@ -94,7 +85,7 @@ async def test_cancel_at_eof_cancels_what_still_runs_and_answers_32800() -> None
     conn.on_request(ADD, add)
     async with conn, asyncio.timeout(5):
         await peer.send(b'{"jsonrpc":"2.0","id":1,"method":"wait","params":{"text":"x"}}')
-        await started.wait()
+        await wait.started.wait()
         await peer.send(b'{"jsonrpc":"2.0","id":2,"method":"add","params":{"a":2,"b":2}}')
         peer.writer.write_eof()
         answers = {}
@@ -103,7 +94,7 @@ async def test_cancel_at_eof_cancels_what_still_runs_and_answers_32800() -> None
             answers[answer["id"]] = answer
         assert answers[2]["result"] == 4
         assert answers[1]["error"]["code"] == -32800  # type: ignore[index]
-        assert cancelled.is_set()
+        assert wait.cancelled.is_set()
         await conn.wait_closed()
     await peer.close()
 

@@ -11,15 +11,17 @@ Theory of operation. Three tasks per connection:
   response before the notifications that arrived ahead of it were handled. When the
   inbox is empty and idle, a response is delivered directly (no extra hop).
 - the *writer* drains the outgoing queue: everything queued goes out in one write, then
-  it awaits `drain()`. Every queue is bounded; a full outgoing queue makes senders
-  wait, a full inbox makes the reader wait (and so the peer, through the pipe).
+  it awaits `drain()`. Every queue is bounded in items and bytes; a full outgoing queue
+  makes senders wait, a full inbox makes the reader wait (and so the peer, through the
+  pipe).
 
 Backpressure rule. Output not yet written (queued, or handed to the transport and not
 yet drained) is bounded in lines (`max_outgoing`) and bytes (`max_outgoing_bytes`).
 Our own requests and notifications wait for room; answers and error replies cannot
 wait (their handler is over), so they go past the bound, and while the output is over
-it the reader stops reading: it starts no handler and reads nothing more until the
-writer has brought the output down to half the bound. The kernel pipe then fills and
+it the reader stops reading: it stops at the next request (answers and notifications
+ahead of it are still delivered), starts it and reads on only once the writer has
+brought the output down to half the bound. The kernel pipe then fills and
 the peer's writes block: end to end, memory stays bounded however fast the peer
 writes. (The reader also yields to the handlers it started every `_YIELD_EVERY`
 requests, so their answers count before it reads on.) We stop reading only because the
