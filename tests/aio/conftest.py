@@ -23,6 +23,22 @@ async def stream_pair() -> tuple[
     return await asyncio.open_connection(sock=a), await asyncio.open_connection(sock=b)
 
 
+class Forever:
+    """A handler that waits until cancelled; `started` and `cancelled` say how far."""
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+        self.cancelled = asyncio.Event()
+
+    async def __call__(self, params: object) -> str:
+        self.started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            self.cancelled.set()
+        return "never"
+
+
 @dataclass
 class RawPeer:
     """The far side as bytes: write lines, read lines, close."""

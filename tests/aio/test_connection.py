@@ -22,7 +22,7 @@ from interlink.jsonrpc import (
     ResourceNotFound,
     RpcError,
 )
-from tests.aio.conftest import RawPeer, stream_pair
+from tests.aio.conftest import Forever, RawPeer, stream_pair
 
 pytestmark = pytest.mark.any_loop
 
@@ -421,17 +421,8 @@ async def test_aclose_fails_pending_and_cancels_handlers(
     pair: tuple[Connection, Connection],
 ) -> None:
     a, b = pair
-    started = asyncio.Event()
-    cancelled = asyncio.Event()
-
-    async def wait(params: Note) -> str:
-        started.set()
-        try:
-            await asyncio.Event().wait()
-        finally:
-            cancelled.set()
-        return "never"
-
+    wait = Forever()
+    started, cancelled = wait.started, wait.cancelled
     b.on_request(WAIT, wait)
     async with asyncio.timeout(5):
         async with b:

@@ -2,7 +2,9 @@
 
 `run_agent` keeps stdout for JSON-RPC only: the protocol writes to a duplicate of the
 original stdout, while file descriptor 1 and `sys.stdout` are pointed at stderr, so a
-stray `print()` (or a child process the agent starts) cannot corrupt the stream.
+stray `print()` (or a child process the agent starts) cannot corrupt the stream. EOF on
+stdin ends the agent at once: every handler still running is cancelled (a request it
+served answers -32800, should the client still read stdout), and `run_agent` returns.
 
 `spawn_agent` starts an agent with the parent's environment (unless told otherwise),
 drains its stderr continuously into a bounded ring buffer (optionally forwarding it),
@@ -37,7 +39,9 @@ logger = logging.getLogger("interlink.acp")
 #: sees the bytes read from the agent's stdout ("recv") and written to its stdin ("send")
 WireTap = Callable[[Literal["recv", "send"], bytes], None]
 
-_STREAM_LIMIT = 4 * 1024 * 1024
+#: read-ahead of the agent's stdout (the transport pauses at twice it): small, so a
+#: connection that stops reading pushes back on the agent at once
+_STREAM_LIMIT = 256 * 1024
 _SHOWN = 200  # bytes of a line on the agent's stdout that is not JSON-RPC, when reported
 
 
@@ -56,6 +60,9 @@ async def serve_agent(
     connection = AgentSideConnection(
         agent, reader, writer, max_message_size=max_message_size, unstable=unstable
     )
+    # EOF on stdin: the client is gone, so what still runs is cancelled (and the agent
+    # ends at once; DECISIONS.md "EOF on stdin ends the agent cleanly")
+    connection.connection.cancel_at_eof = True
     await connection.serve()
 
 

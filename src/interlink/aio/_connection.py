@@ -11,11 +11,33 @@ Theory of operation. Three tasks per connection:
   response before the notifications that arrived ahead of it were handled. When the
   inbox is empty and idle, a response is delivered directly (no extra hop).
 - the *writer* drains the outgoing queue: everything queued goes out in one write, then
-  it awaits `drain()`. Every queue is bounded; a full outgoing queue makes senders
-  wait, a full inbox makes the reader wait (and so the peer, through the pipe).
+  it awaits `drain()`. Every queue is bounded in items and bytes; a full outgoing queue
+  makes senders wait, a full inbox makes the reader wait (and so the peer, through the
+  pipe).
+
+Backpressure rule. Output not yet written (queued, or handed to the transport and not
+yet drained) is bounded in lines (`max_outgoing`) and bytes (`max_outgoing_bytes`).
+Our own requests and notifications wait for room; answers and error replies cannot
+wait (their handler is over), so they go past the bound, and while the output is over
+it the reader stops reading: it stops at the next request (answers and notifications
+ahead of it are still delivered), starts it and reads on only once the writer has
+brought the output down to half the bound. The kernel pipe then fills and
+the peer's writes block: end to end, memory stays bounded however fast the peer
+writes. (The reader also yields to the handlers it started every `_YIELD_EVERY`
+requests, so their answers count before it reads on.) We stop reading only because the
+peer does not read what we write; while we are paused, the answers to our own requests
+wait in the pipe too. So a peer must read what we write whether or not its own writes
+to us make progress: one that stops reading until its writes go through deadlocks with
+us, and that is its fault. Two peers that both keep flooding each other with requests
+without reading the answers are both at fault, and both stall. The number of handlers
+in flight is not bounded: a handler waiting on the peer must get its answer, so
+reading never waits for handlers to end.
 
 Close: EOF from the peer stops the reader; handlers already running finish and their
-answers are written, queued notifications are handled, then the writer closes.
+answers are written, queued notifications are handled, then the writer closes. With
+`cancel_at_eof` (an agent on stdio: EOF means its client is gone), the handlers still
+running once every request read before the EOF has had its first step are cancelled
+instead and answer -32800.
 Requests we are still awaiting fail with `ConnectionClosed`. `aclose()` is the local
 close: it cancels handlers, fails pending requests, flushes what is queued and waits
 for every task, so nothing is left behind.
@@ -96,6 +118,8 @@ _Answer = SuccessResponse[object] | ErrorResponse
 _InboxItem = Notification[msgspec.Raw] | SuccessResponse[msgspec.Raw] | ErrorResponse
 
 _READ_CHUNK = 256 * 1024
+#: the reader lets the handlers it started run after this many requests in a row
+_YIELD_EVERY = 64
 
 
 class ByteReader(Protocol):
@@ -166,9 +190,12 @@ class Connection:
         *,
         profile: Profile | None = None,
         max_outgoing: int = 1024,
+        max_outgoing_bytes: int = 4 * 1024 * 1024,
         max_inbox: int = 1024,
+        max_inbox_bytes: int = 16 * 1024 * 1024,
         codec: ValueCodec = DEFAULT_CODEC,
         name: str = "jsonrpc",
+        cancel_at_eof: bool = False,
     ) -> None:
         self._reader = reader
         self._writer = writer
@@ -187,10 +214,21 @@ class Connection:
         self._cancelled_by_peer: set[asyncio.Task[None]] = set()
         self._outq: deque[bytes] = deque()
         self._max_outgoing = max_outgoing
+        self._max_outgoing_bytes = max_outgoing_bytes
+        #: bytes queued plus bytes handed to the transport and not yet drained
+        self._out_bytes = 0
         self._out_ready = asyncio.Event()
-        self._senders: deque[asyncio.Future[None]] = deque()  # waiting for room, FIFO
+        #: set while the output is under the bound: the reader may read (see the module doc)
+        self._out_room = asyncio.Event()
+        self._out_room.set()
+        #: senders waiting for room, FIFO, with their line (queued for them when it fits)
+        self._senders: deque[tuple[asyncio.Future[bool], bytes]] = deque()
+        self.cancel_at_eof = cancel_at_eof
         self._inbox: deque[_InboxItem] = deque()
         self._max_inbox = max_inbox
+        self._max_inbox_bytes = max_inbox_bytes
+        self._inbox_sizes: deque[int] = deque()  # each item's size in bytes, in step
+        self._inbox_bytes = 0
         self._inbox_ready = asyncio.Event()
         self._inbox_space = asyncio.Event()
         self._inbox_busy = False
@@ -325,11 +363,10 @@ class Connection:
             self._pending.forget(id)
             raise
         try:
-            if self._closing or len(self._outq) >= self._max_outgoing or self._senders:
+            if self._closing or self._senders or not self._fits(len(line)):
                 await self._send(line)  # waits for room, or raises ConnectionClosed
             elif self._writer_alive():
-                self._outq.append(line)
-                self._out_ready.set()
+                self._queue(line)
             else:
                 raise ConnectionClosed(self._close_reason)
             response = await future
@@ -351,49 +388,72 @@ class Connection:
         line = self.codec.encode_message(
             Notification(method=method, params=msgspec.UNSET if params is None else params)
         )
-        if self._closing or len(self._outq) >= self._max_outgoing or self._senders:
+        if self._closing or self._senders or not self._fits(len(line)):
             await self._send(line)  # waits for room, or raises ConnectionClosed
         elif self._writer_alive():
-            self._outq.append(line)
-            self._out_ready.set()
+            self._queue(line)
         else:
             raise ConnectionClosed(self._close_reason)
 
     def _writer_alive(self) -> bool:
         return bool(self._tasks) and not self._tasks[2].done()
 
+    def _fits(self, size: int) -> bool:
+        """Whether a line of `size` bytes may be queued now (one larger than the byte
+        bound goes alone)."""
+        return len(self._outq) < self._max_outgoing and (
+            self._out_bytes == 0 or self._out_bytes + size <= self._max_outgoing_bytes
+        )
+
+    def _queue(self, line: bytes) -> None:
+        """Queue a line for the writer; past the bound, the reader pauses."""
+        self._outq.append(line)
+        self._out_bytes += len(line)
+        if self._out_bytes >= self._max_outgoing_bytes or len(self._outq) >= self._max_outgoing:
+            self._out_room.clear()
+        self._out_ready.set()
+
     async def _send(self, line: bytes) -> None:
         if self._closing or not self._writer_alive():
             raise ConnectionClosed(self._close_reason)
-        if len(self._outq) >= self._max_outgoing or self._senders:
-            room: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._senders.append(room)
+        if self._senders or not self._fits(len(line)):
+            room: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+            waiter = (room, line)
+            self._senders.append(waiter)
             try:
-                await room
+                queued = await room
             except asyncio.CancelledError:
-                if room in self._senders:
-                    self._senders.remove(room)
-                elif not room.cancelled():
-                    self._let_senders_in()  # pass the place we were given on
+                if waiter in self._senders:  # (once let in, the line is on its way)
+                    self._senders.remove(waiter)
+                    self._let_senders_in()  # the next one may fit where this did not
                 raise
-            if self._closing:
+            if not queued:
                 raise ConnectionClosed(self._close_reason)
-        self._outq.append(line)
-        self._out_ready.set()
+            return
+        self._queue(line)
 
     def _let_senders_in(self) -> None:
-        """Wake as many waiting senders as there is room for (all of them when closing)."""
-        room = len(self._senders) if self._closing else self._max_outgoing - len(self._outq)
-        while room > 0 and self._senders:
-            waiter = self._senders.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                room -= 1
+        """Queue the lines of waiting senders, in order, while they fit (when closing,
+        wake them all to fail)."""
+        senders = self._senders
+        while senders:
+            room, line = senders[0]
+            if room.done():  # cancelled; its sender removes it
+                senders.popleft()
+                continue
+            if self._closing:
+                senders.popleft()
+                room.set_result(False)
+            elif self._fits(len(line)):
+                senders.popleft()
+                self._queue(line)
+                room.set_result(True)
+            else:
+                break
 
     def _send_control(self, message: object) -> None:
         """Queue a small protocol message without waiting for room (never from a loop)."""
-        self._outq.append(encode_line(message))
-        self._out_ready.set()
+        self._queue(encode_line(message))
 
     async def _write_loop(self) -> None:
         outq = self._outq
@@ -410,15 +470,25 @@ class Connection:
                     continue
                 lines = list(outq)
                 outq.clear()
+                writing = self._out_bytes  # (counted until drained, see the module doc)
                 if self._senders:
                     self._let_senders_in()
                 writer.write(lines[0] if len(lines) == 1 else b"".join(lines))
+                del lines
                 await writer.drain()
+                self._out_bytes -= writing
+                if self._senders:
+                    self._let_senders_in()
+                if self._out_bytes <= self._max_outgoing_bytes // 2 and (
+                    len(outq) < self._max_outgoing // 2 or not outq
+                ):
+                    self._out_room.set()
         except (OSError, RuntimeError) as exc:
             self._transport_lost(f"write failed: {exc!r}")
         finally:
             self._closing = True
             self._let_senders_in()
+            self._out_room.set()
             writer.close()
             with contextlib.suppress(OSError, RuntimeError):
                 await writer.wait_closed()
@@ -432,6 +502,8 @@ class Connection:
         batches = self.profile.batches
         cancel_method = self.profile.cancel_method
         inbox, max_inbox, ready = self._inbox, self._max_inbox, self._inbox_ready
+        room = self._out_room
+        started = 0  # requests started since the reader last let them run
         try:
             while True:
                 data = await self._reader.read(_READ_CHUNK)
@@ -446,12 +518,23 @@ class Connection:
                     if (
                         kind is Notification
                         and len(inbox) < max_inbox
+                        and self._inbox_bytes < self._max_inbox_bytes
                         and message.method != cancel_method  # type: ignore[union-attr]
                     ):
                         inbox.append(message)  # type: ignore[arg-type]
+                        size = len(frame)  # type: ignore[arg-type]  # (a notification: bytes)
+                        self._inbox_sizes.append(size)
+                        self._inbox_bytes += size
                         ready.set()
                     elif kind is Request:
+                        if not room.is_set():  # the peer does not read: neither do we
+                            await room.wait()
+                            started = 0
                         self._start_request(message, None)  # type: ignore[arg-type]
+                        started += 1
+                        if started >= _YIELD_EVERY:  # their answers count before we read on
+                            await asyncio.sleep(0)
+                            started = 0
                     elif (kind is SuccessResponse or kind is ErrorResponse) and not (
                         inbox or self._inbox_busy
                     ):
@@ -494,6 +577,7 @@ class Connection:
             else:
                 await self._enqueue(message)
         elif isinstance(message, Request):
+            await self._out_room.wait()
             self._start_request(message, None)
         elif isinstance(message, SuccessResponse | ErrorResponse):
             await self._receive_response(message)
@@ -509,6 +593,7 @@ class Connection:
         for item in batch.items:
             kind = type(item)
             if kind is Request:
+                await self._out_room.wait()
                 self._start_request(cast(AnyRequest, item), reply)
             elif kind is Invalid and reply.add(cast(Invalid, item).response()):
                 await self._send(encode_line(reply.responses))
@@ -530,10 +615,18 @@ class Connection:
             self._resolve(message)
 
     async def _enqueue(self, item: _InboxItem) -> None:
-        while len(self._inbox) >= self._max_inbox:
+        """Queue for the inbox worker, waiting while the inbox is full (in items or
+        bytes; an item larger than the byte bound goes in alone)."""
+        raw = item.params if type(item) is Notification else getattr(item, "result", b"")
+        size = 64 + (0 if raw is msgspec.UNSET else len(cast(bytes, raw)))
+        while self._inbox and (
+            len(self._inbox) >= self._max_inbox or self._inbox_bytes + size > self._max_inbox_bytes
+        ):
             self._inbox_space.clear()
             await self._inbox_space.wait()
         self._inbox.append(item)
+        self._inbox_sizes.append(size)
+        self._inbox_bytes += size
         self._inbox_ready.set()
 
     def _resolve(self, message: _Response) -> None:
@@ -555,6 +648,7 @@ class Connection:
                 await self._inbox_ready.wait()
                 continue
             item = inbox.popleft()
+            self._inbox_bytes -= self._inbox_sizes.popleft()
             self._inbox_space.set()
             if type(item) is Notification:
                 self._inbox_busy = True
@@ -696,9 +790,9 @@ class Connection:
             response = cast("SuccessResponse[object]", payload)
             line = encode_line(RpcError.internal_error().to_response(response.id))
         # A finished handler cannot wait for room: the answer is queued past the bound,
-        # which only the number of concurrent handlers limits.
+        # and the reader stops reading until the output is down again (module doc).
         if not self._closing:
-            self._outq.append(line)
+            self._queue(line)
         self._out_ready.set()
 
     def _cancel_in_flight(self, params: msgspec.Raw | msgspec.UnsetType) -> None:
@@ -707,14 +801,22 @@ class Connection:
         except RpcError:
             logger.warning("%s: malformed %s ignored", self.name, self.profile.cancel_method)
             return
-        task = self._in_flight.get(cancel.request_id)
-        if task is not None and not task.done():
+        self._cancel_request(cancel.request_id)
+
+    def _cancel_request(self, id: RequestId | None) -> None:
+        """Cancel the handler of request `id`, which then answers -32800."""
+        task = self._in_flight.get(id)
+        if task is not None and not task.done() and task not in self._cancelled_by_peer:
             self._cancelled_by_peer.add(task)
-            batch = self._batch_of.get(cancel.request_id)
-            task.add_done_callback(
-                functools.partial(self._cancelled_before_start, cancel.request_id, batch)
-            )
+            batch = self._batch_of.get(id)
+            task.add_done_callback(functools.partial(self._cancelled_before_start, id, batch))
             task.cancel()
+
+    def _cancel_at_eof(self) -> None:
+        """`cancel_at_eof`: the handlers still running after their first step are
+        cancelled (they answer -32800, should the peer still read)."""
+        for id in list(self._in_flight):
+            self._cancel_request(id)
 
     # -- closing ----------------------------------------------------------------------
 
@@ -726,6 +828,10 @@ class Connection:
         self._fail_pending(reason)
         self._inbox_ready.set()
         self._inbox_space.set()
+        if self.cancel_at_eof and self._in_flight and not self._closing:
+            # after the first step of every handler started (those go first, in order):
+            # one that answers without waiting still answers (a file as stdin)
+            asyncio.get_running_loop().call_soon(self._cancel_at_eof)
         self._wake_writer()
 
     def _wake_writer(self) -> None:
@@ -746,6 +852,7 @@ class Connection:
 
     def _transport_lost(self, reason: str) -> None:
         self._outq.clear()
+        self._out_bytes = 0
         self._shut_down(reason)
 
     def _fail_pending(self, reason: str) -> None:

@@ -16,7 +16,9 @@ import sys
 
 __all__ = ["FileWriter", "open_stdio"]
 
-_STREAM_LIMIT = 4 * 1024 * 1024
+#: what the reader buffers ahead of the connection (the transport pauses at twice it):
+#: small, so that a connection that stops reading pushes back on the peer at once
+_STREAM_LIMIT = 256 * 1024
 
 
 class FileWriter:
