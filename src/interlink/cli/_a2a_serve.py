@@ -8,6 +8,7 @@ nothing); the card lists the served URL as its JSON-RPC interface when it lists 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 
 from interlink.cli._acp_serve import AgentLoadError, load_object
@@ -113,10 +114,9 @@ def run_db(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from interlink.a2a import A2AApp, StoreError, default_store_path, open_store, with_interface
     from interlink.a2a._replicas import SharedStore
+    from interlink.cli._a2a_uvicorn import StreamingServer, config
 
     try:
         app = load_object(args.target, A2AApp, "an interlink.a2a app (create_app)")
@@ -137,12 +137,8 @@ def run(args: argparse.Namespace) -> int:
     url = f"http://{args.host}:{args.port}/"
     app.use_card(with_interface(app.server.card, url))
     print(f"serving {app.server.card.name!r} at {url} (tasks: {store_url})", file=sys.stderr)
-    uvicorn.run(
-        app,
-        host=args.host,
-        port=args.port,
-        log_level=args.log_level,
-        lifespan="on",
-        timeout_graceful_shutdown=5,  # open streams end then; the clients resume later
-    )
-    return 0
+    # open streams end when it stops (the clients resume later), see _a2a_uvicorn
+    server = StreamingServer(config(app, host=args.host, port=args.port, log_level=args.log_level))
+    with contextlib.suppress(KeyboardInterrupt):  # (uvicorn raises the SIGINT it handled)
+        server.run()
+    return 0 if server.started else 3  # (3: uvicorn's "could not start")
