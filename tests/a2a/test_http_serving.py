@@ -164,6 +164,20 @@ async def read_stream(response: httpx.Response, first: asyncio.Event) -> list[by
     return lines
 
 
+@contextlib.asynccontextmanager
+async def slow_stream(
+    client: httpx.AsyncClient, url: str
+) -> AsyncIterator[asyncio.Task[list[bytes]]]:
+    """A `SendStreamingMessage` of a task that goes on, read by a task (its lines);
+    entered once its first event came."""
+    body = rpc("SendStreamingMessage", send("slow"))
+    async with client.stream("POST", url, json=body, headers=VERSION) as streamed:
+        first = asyncio.Event()
+        reading = asyncio.create_task(read_stream(streamed, first))
+        await asyncio.wait_for(first.wait(), 10)
+        yield reading
+
+
 @pytest.mark.parametrize("http", PARSERS)
 async def test_stopping_ends_open_streams_cleanly_and_in_time(http: Parser) -> None:
     """A `SendStreamingMessage` of a task that goes on, a `SubscribeToTask` of it, and a
@@ -195,14 +209,7 @@ async def test_stopping_ends_open_streams_cleanly_and_in_time(http: Parser) -> N
                 + b"Content-Length: %d\r\n\r\n" % len(body)
                 + body,
             )
-            async with (
-                client.stream(
-                    "POST", url, json=rpc("SendStreamingMessage", send("slow")), headers=VERSION
-                ) as streamed,
-            ):
-                first = asyncio.Event()
-                reading = asyncio.create_task(read_stream(streamed, first))
-                await asyncio.wait_for(first.wait(), 10)
+            async with slow_stream(client, url) as reading:
                 task_id = None
                 async with asyncio.timeout(10):
                     while task_id is None:
@@ -252,13 +259,8 @@ async def test_interlink_a2a_serve_stops_with_streams_open(stop: signal.Signals)
                 err += line
         async with (
             httpx.AsyncClient(timeout=30) as client,
-            client.stream(
-                "POST", url, json=rpc("SendStreamingMessage", send("slow")), headers=VERSION
-            ) as streamed,
+            slow_stream(client, url) as reading,
         ):
-            first = asyncio.Event()
-            reading = asyncio.create_task(read_stream(streamed, first))
-            await asyncio.wait_for(first.wait(), 10)
             process.send_signal(stop)
             async with asyncio.timeout(GRACE + 5):
                 lines = await reading

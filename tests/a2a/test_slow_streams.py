@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from bench.streams import measure
+from interlink.a2a._http import _PIECE, _pieces
 
 _KIB = 1024
 _MIB = 1024 * 1024
@@ -39,3 +40,31 @@ async def test_streams_that_never_read_hold_one_write_each(http: str, tmp_path: 
     )
     assert figures.updates > 0
     assert figures.worst_gap <= 2.5, f"a reader waited {figures.worst_gap:.2f} s for an update"
+
+
+@pytest.mark.parametrize("id_size", [1, 70_000])
+def test_events_go_out_in_pieces_that_join_to_the_stream(id_size: int) -> None:
+    """Small events share a write, a large one is cut: no write much over 64 KiB (a
+    request id longer than that goes out in a write of its own), and the writes
+    together are exactly the SSE events."""
+    id_json = b'"' + b"i" * id_size + b'"'
+    batch: list[tuple[int | None, bytes]] = [
+        (None, b'{"task":{}}'),
+        (2, b'{"x":"' + b"y" * 300_000 + b'"}'),
+        (3, b"{}"),
+        (4, b"{}"),
+    ]
+    pieces = list(_pieces(batch, id_json))
+    whole = b"".join(
+        (b"" if seq is None else b"id: %d\n" % seq)
+        + b'data: {"jsonrpc":"2.0","id":'
+        + id_json
+        + b',"result":'
+        + payload
+        + b"}\n\n"
+        for seq, payload in batch
+    )
+    assert b"".join(pieces) == whole
+    assert all(len(piece) <= max(_PIECE, len(id_json) + 64) + 64 for piece in pieces)
+    if id_size == 1:  # every write but the last full
+        assert len(pieces) == len(whole) // _PIECE + 1

@@ -548,9 +548,13 @@ def _pieces(batch: list[tuple[int | None, bytes]], id_json: bytes) -> Iterator[b
     task's shared bytes, copied a piece at a time)."""
     buffer = bytearray()
     for seq, payload in batch:
+        head = b'data: {"jsonrpc":"2.0","id":' + id_json + b',"result":'
         if seq is not None:
-            buffer += b"id: %d\n" % seq
-        buffer += b'data: {"jsonrpc":"2.0","id":' + id_json + b',"result":'
+            head = b"id: %d\n" % seq + head
+        if buffer and len(buffer) + len(head) > _PIECE:
+            yield bytes(buffer)
+            buffer.clear()
+        buffer += head
         view = memoryview(payload)
         while len(buffer) + len(view) > _PIECE:
             take = max(_PIECE - len(buffer), 0)

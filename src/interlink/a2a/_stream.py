@@ -48,11 +48,6 @@ class TaskStream:
         self._pending += backlog
         self._last = backlog[-1][0] if backlog else (first[0] if first and first[0] else 0)
 
-    @property
-    def overflowed(self) -> bool:
-        """Whether the stream ends because its client fell behind."""
-        return self._sub.overflowed
-
     async def batch(
         self, wait: float | None = None, size: int = 64 * 1024
     ) -> list[tuple[int | None, bytes]] | None:
