@@ -85,6 +85,20 @@ async def steady_rss(pid: int, *, quiet: float = 1.5, limit: float = 20.0) -> in
     return max(high, rss(pid))
 
 
+async def settled_rss(pid: int, *, quiet: float = 1.5, limit: float = 20.0) -> int:
+    """The RSS of `pid` once it has moved by less than 1 MiB either way for `quiet`
+    seconds (memory being given back counts as moving), or after `limit` seconds."""
+    start = time.monotonic()
+    level = rss(pid)
+    since = time.monotonic()
+    while time.monotonic() - since < quiet and time.monotonic() - start < limit:
+        await asyncio.sleep(0.1)
+        now = rss(pid)
+        if abs(now - level) > _MIB:
+            level, since = now, time.monotonic()
+    return rss(pid)
+
+
 def _post(path_body: bytes) -> bytes:
     return (
         b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
@@ -235,7 +249,7 @@ async def measure(
                     for sock in sockets:
                         with contextlib.suppress(OSError):
                             sock.close()
-                figures.afters.append(await steady_rss(pid))
+                figures.afters.append(await settled_rss(pid))
             reading.measure(False)
             figures.worst_gap = reading.worst
             figures.updates = reading.updates

@@ -1,6 +1,6 @@
 """`python -m bench.a2a_peers.streams_agent --port P --http h11|httptools --loop
-asyncio|uvloop`: the agent of `python -m bench streams` on uvicorn (one worker, warning
-logs), until SIGTERM or `--max-seconds`.
+asyncio|uvloop`: the agent of `python -m bench streams` on uvicorn as `interlink a2a
+serve` runs it (one worker, warning logs), until SIGTERM or `--max-seconds`.
 
 `big N` answers with one artifact of N bytes, then (like every other task but `once N`,
 which completes after its answer) reports a status update every `--tick` seconds until
@@ -18,11 +18,10 @@ import threading
 import tracemalloc
 from pathlib import Path
 
-import uvicorn
-
 from interlink.a2a import A2AApp, AgentExecutor, EventSink, RequestContext, TaskUpdater
 from interlink.a2a import create_app as _create_app
 from interlink.a2a import types as t
+from interlink.cli import _a2a_uvicorn as serving
 
 
 class TickingExecutor(AgentExecutor):
@@ -89,16 +88,16 @@ def main() -> None:
     watchdog.start()
     if args.tracemalloc:
         _trace_on_signal(Path(args.tracemalloc))
-    config = uvicorn.Config(
+    # served as `interlink a2a serve` serves
+    config = serving.config(
         create_app(args.tick, args.store),
         host="127.0.0.1",
         port=args.port,
         log_level="warning",
         http=args.http,
-        loop=args.loop,
-        lifespan="on",
     )
-    uvicorn.Server(config).run()
+    config.loop = args.loop
+    serving.StreamingServer(config).run()
 
 
 if __name__ == "__main__":
