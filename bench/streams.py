@@ -1,12 +1,15 @@
 """Streams whose clients do not read: the server's memory, and the readers' cadence.
 
-One interlink server process (`bench.a2a_peers.streams_agent`, uvicorn with the h11 or
-the httptools parser) runs two tasks: a ticker (a status update every second) and one
-whose answer is a `--payload`-byte artifact (it ticks too, so it stays open). `--readers`
-clients subscribe to the ticker and read everything. Then, in each of `--rounds`
-rounds, `--stuck` clients subscribe to the big task over sockets with a 4 KiB receive
-buffer (set before connecting) and never read; once the server's RSS is steady they
-close, and the RSS is taken again once steady.
+One interlink server process (`bench.a2a_peers.streams_agent`, on uvicorn as
+`interlink a2a serve` runs it, with the h11 or the httptools parser) runs two tasks: a
+ticker (a status update every second) and one whose answer is a `--payload`-byte
+artifact (it ticks too, so it stays open). `--readers` clients subscribe to the ticker
+and read everything. Then, in each of `--rounds` rounds, `--stuck` clients subscribe to
+the big task over sockets with a 4 KiB receive buffer (set before connecting) and never
+read; once the server's RSS is steady they close, and the RSS is taken again once it
+has settled. With `--own`, each stuck client instead sends a `SendStreamingMessage`
+whose task of its own answers `--payload` bytes and completes (tasks in SQLite then,
+so that the store's memory does not count).
 
 Printed: the server's RSS before, at the peak of each round and after it; the growth
 per stuck stream (peak - before) / stuck, against the payload each of them was sent;

@@ -5,10 +5,13 @@ answer, or `text/event-stream` for the streaming methods, where each event is
 `id: <sequence>` and `data: <JSON-RPC response>`. An error before the first event is a
 plain JSON answer; after it, an SSE event carrying the error, then the end. Comments
 keep idle streams alive every `keepalive` seconds. A client that stops reading does not
-slow anything: its bounded queue overflows and its stream ends (it resumes with
-`Last-Event-ID`). `GET /.well-known/agent-card.json`: the card, with `Cache-Control`,
-`ETag` and `Last-Modified`. `A2A-Version` (header or query) and `A2A-Extensions` are
-checked on every call.
+slow anything: the server holds one write of at most 64 KiB for it (the events' bytes
+are shared by every stream of a task), its queue, bounded in events and bytes,
+overflows and its stream ends (it resumes with `Last-Event-ID`). `end_streams()` ends
+every stream when the server stops. A body declared or found larger than `max_body` is
+refused at once (-32600), and the connection closes. `GET /.well-known/agent-card.json`:
+the card, with `Cache-Control`, `ETag` and `Last-Modified`. `A2A-Version` (header or
+query) and `A2A-Extensions` are checked on every call.
 """
 
 from __future__ import annotations
@@ -188,6 +191,7 @@ class A2AApp:
             if not self._started:
                 await self.server.startup()
                 self._started = True
+                self._ending = False  # (served again after `end_streams`)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
