@@ -9,6 +9,7 @@ BENCHMARKS = {
     "jsonrpc": "JSON-RPC round trips over an OS pipe between two processes, vs the floor",
     "acp": "ACP prompt turns, client to spawned agent, vs the floor and the official SDKs",
     "a2a": "A2A servers under HTTP load (send, stream, get), vs the official SDK and the floor",
+    "streams": "A2A streams whose clients do not read: server memory, readers' cadence",
     "replicas": "A2A events across two replicas on PostgreSQL, vs the official SDK's cluster mode",
 }
 

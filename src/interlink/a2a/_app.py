@@ -58,6 +58,7 @@ def create_app(
     max_body: int = 16 * 1024 * 1024,
     keepalive: float = 15.0,
     stream_queue_limit: int = 1024,
+    stream_queue_bytes: int = 4 * 1024 * 1024,
     auth: Sequence[Authenticator] = (),
     push_allow: Sequence[str] = (),
     lease_ttl: float = 10.0,
@@ -77,9 +78,11 @@ def create_app(
     (`"127.0.0.1"`, `"localhost:8080"`, ...), for local development and tests.
 
     With `retention` (seconds), the event logs of tasks finished longer ago are pruned
-    (the tasks stay). On a store that several replicas share (PostgreSQL), a replica
-    that dies has its running tasks failed (or re-run, when the executor is resumable)
-    by another within about 1.25 x `lease_ttl` seconds.
+    (the tasks stay). A stream whose client reads slower than its task's events come
+    is cut off once `stream_queue_limit` events or `stream_queue_bytes` bytes wait for
+    it (the client resumes with `Last-Event-ID`). On a store that several replicas
+    share (PostgreSQL), a replica that dies has its running tasks failed (or re-run,
+    when the executor is resumable) by another within about 1.25 x `lease_ttl` seconds.
 
     An exception an executor raises is logged (logger `interlink.a2a`, with its
     traceback); the client reads "the agent failed (the server's log says why)" in the
@@ -124,6 +127,7 @@ def create_app(
         extended_card=extended_card,
         authorize=authorize,
         stream_queue_limit=stream_queue_limit,
+        stream_queue_bytes=stream_queue_bytes,
         push=push,
         lease_ttl=lease_ttl,
         retention=retention,

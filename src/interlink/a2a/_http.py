@@ -5,11 +5,14 @@ answer, or `text/event-stream` for the streaming methods, where each event is
 `id: <sequence>` and `data: <JSON-RPC response>`. An error before the first event is a
 plain JSON answer; after it, an SSE event carrying the error, then the end. Comments
 keep idle streams alive every `keepalive` seconds. A client that stops reading does not
-slow anything: its bounded queue overflows and its stream ends (it resumes with
-`Last-Event-ID`). `GET /.well-known/agent-card.json`: the card, with `Cache-Control`,
-`ETag` and `Last-Modified` (its interface made from the request when it lists none: see
-`_card_serve`). `A2A-Version` (header or query) and `A2A-Extensions` are
-checked on every call.
+slow anything: the server holds one write of at most 64 KiB for it (the events' bytes
+are shared by every stream of a task), its queue, bounded in events and bytes,
+overflows and its stream ends (it resumes with `Last-Event-ID`). `end_streams()` ends
+every stream when the server stops. A body declared or found larger than `max_body` is
+refused at once (-32600), and the connection closes. `GET /.well-known/agent-card.json`:
+the card, with `Cache-Control`, `ETag` and `Last-Modified` (its interface made from the
+request when it lists none: see `_card_serve`). `A2A-Version` (header or query) and
+`A2A-Extensions` are checked on every call.
 """
 
 from __future__ import annotations
@@ -18,7 +21,15 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, MutableMapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    MutableMapping,
+    Sequence,
+)
 from typing import cast
 from urllib.parse import parse_qs
 
@@ -77,6 +88,12 @@ _SSE = [
 
 
 _PING = b": keep-alive\n\n"
+#: the most bytes of events a stream hands to the server in one write
+_PIECE = 64 * 1024
+#: the last words of a stream that ends because the server stops: reconnect in 1 s
+_STOPPING = b": the server is stopping; resume with Last-Event-ID\nretry: 1000\n\n"
+#: on an answer given before the request's body was read to its end
+_CLOSE = (b"connection", b"close")
 _NO_EXTENSIONS: frozenset[str] = frozenset()
 
 
@@ -99,6 +116,9 @@ class A2AApp:
         self.authenticators = tuple(authenticators)
         self._started = False
         self._starting = asyncio.Lock()
+        #: the open streams, and whether they are to end (the server stops)
+        self._streams: set[TaskStream] = set()
+        self._ending = False
         self._publish(server.card)
 
     def use_store(self, store: TaskStore, *, push_allow: Iterable[str] | None = None) -> None:
@@ -134,10 +154,18 @@ class A2AApp:
             method = scope["method"]
             if path == self.rpc_path and method == "POST":
                 await self._rpc(scope, receive, send)
-            elif path == CARD_PATH and method in ("GET", "HEAD"):
-                await self._card_response(scope, send)
+                return
+            # answered once the request is read (and dropped): a request whose body
+            # breaks HTTP is then known as such (the server answers it 400) before we
+            # answer it too
+            whole = await _drop_body(scope, receive, self.max_body)
+            if whole is None:
+                return  # the client went away or broke the request
+            extra = [] if whole else [_CLOSE]
+            if path == CARD_PATH and method in ("GET", "HEAD"):
+                await self._card_response(scope, send, extra)
             else:
-                await _plain(send, 404, b'{"error":"not found"}')
+                await _plain(send, 404, b'{"error":"not found"}', extra)
 
     @contextlib.asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
@@ -159,6 +187,7 @@ class A2AApp:
             if not self._started:
                 await self.server.startup()
                 self._started = True
+                self._ending = False  # (served again after `end_streams`)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -176,9 +205,11 @@ class A2AApp:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    async def _card_response(self, scope: Scope, send: Send) -> None:
+    async def _card_response(
+        self, scope: Scope, send: Send, extra: list[tuple[bytes, bytes]]
+    ) -> None:
         status, headers, body = self._published.response(scope, _headers(scope))
-        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.start", "status": status, "headers": [*headers, *extra]})
         await send({"type": "http.response.body", "body": body})
 
     # -- JSON-RPC ---------------------------------------------------------------------
@@ -195,17 +226,27 @@ class A2AApp:
         return None
 
     async def _rpc(self, scope: Scope, receive: Receive, send: Send) -> None:
+        declared = _declared_length(scope)
+        if declared > self.max_body:  # refused at once, before its body comes
+            error = oversize(declared, self.max_body).response()
+            await _plain(send, 200, error_body(error), [_CLOSE])
+            return
         principal = await self._authenticate(scope) if self.authenticators else ""
         if principal is None:
+            whole = await _drop_body(scope, receive, self.max_body)
+            if whole is None:
+                return
             challenge = ", ".join(a.challenge() for a in self.authenticators).encode()
             await _plain(
                 send,
                 401,
                 b'{"error":"authentication required"}',
-                [(b"www-authenticate", challenge)],
+                [(b"www-authenticate", challenge), *([] if whole else [_CLOSE])],
             )
             return
         first = await receive()
+        if first["type"] == "http.disconnect":
+            return
         body: bytes | None
         if first["type"] == "http.request" and not first.get("more_body", False):
             body = cast(bytes, first.get("body", b""))  # the usual: all in one message
@@ -213,9 +254,9 @@ class A2AApp:
                 body = None
         else:
             body = await _read_body(receive, self.max_body, first)
-        if body is None:
+        if body is None:  # (the rest of it is not read: the connection closes)
             error = oversize(self.max_body + 1, self.max_body).response()
-            await _plain(send, 200, error_body(error))
+            await _plain(send, 200, error_body(error), [_CLOSE])
             return
         message = decode(body)
         if isinstance(message, Invalid):
@@ -361,23 +402,27 @@ class A2AApp:
         send: Send,
         extra: list[tuple[bytes, bytes]],
     ) -> None:
-        """Serve one stream: events already queued go out in one write; an idle stream
-        gets keep-alive comments, also before its first event (an agent slow to start
-        is not taken for a dead server); a client that goes away ends it."""
+        """Serve one stream: events already queued go out together, in writes of at most
+        `_PIECE` bytes (a large event in several), each once the server has room for it
+        (uvicorn's `send` waits for the client to read), so a client that does not read
+        holds one write, never a copy of its queue; an idle stream gets keep-alive
+        comments, also before its first event (an agent slow to start is not taken for
+        a dead server); a client that goes away ends it, so does the server's stop
+        (`end_streams`)."""
         id_json = msgspec.json.encode(id)
+        self._streams.add(stream)
+        if self._ending:
+            stream.cut()
         try:
             try:
-                batch = await stream.batch(self.keepalive)
+                batch = await stream.batch(self.keepalive, _PIECE)
             except RpcError as exc:  # before anything was sent: a plain JSON answer
                 await _plain(send, 200, error_body(exc.to_response(id)), extra)  # type: ignore[arg-type]
                 return
             await send({"type": "http.response.start", "status": 200, "headers": [*_SSE, *extra]})
             watcher = asyncio.create_task(_watch_disconnect(receive, stream))
             try:
-                while batch is not None:
-                    body = b"".join(_event(item, id_json) for item in batch) if batch else _PING
-                    await send({"type": "http.response.body", "body": body, "more_body": True})
-                    batch = await stream.batch(self.keepalive)
+                await self._events(batch, stream, id_json, send)
             except RpcError as exc:  # after the first event: an SSE event with the error
                 error = error_body(exc.to_response(id))  # type: ignore[arg-type]
                 body = b"event: error\ndata: " + error + b"\n\n"
@@ -390,9 +435,42 @@ class A2AApp:
                 with contextlib.suppress(BaseException):
                     await watcher
             with contextlib.suppress(OSError):
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                end = _STOPPING if self._ending else b""
+                await send({"type": "http.response.body", "body": end, "more_body": False})
         finally:
+            self._streams.discard(stream)
             await stream.aclose()
+
+    async def _events(
+        self,
+        batch: list[tuple[int | None, bytes]] | None,
+        stream: TaskStream,
+        id_json: bytes,
+        send: Send,
+    ) -> None:
+        """Write the stream's events from `batch` on until it is over. Cancelled (the
+        host gave up waiting for it to end) while it waits for events, it just ends."""
+        while batch is not None:
+            for piece in _pieces(batch, id_json) if batch else (_PING,):
+                await send({"type": "http.response.body", "body": piece, "more_body": True})
+            try:
+                batch = await stream.batch(self.keepalive, _PIECE)
+            except asyncio.CancelledError:
+                # the host stops and cancels the streams it waited for: the stream ends
+                # as it would have on `end_streams` (nothing is lost: all is stored)
+                current = asyncio.current_task()
+                if current is not None:
+                    current.uncancel()
+                return
+
+    def end_streams(self) -> None:
+        """The server stops: every open stream ends now, after what it has queued (its
+        client resumes with `Last-Event-ID`), and a stream opened from now on ends after
+        its first events. `interlink a2a serve` calls this when it is told to stop;
+        another host can call it from its own shutdown."""
+        self._ending = True
+        for stream in list(self._streams):
+            stream.cut()
 
 
 class _HttpRequest:
@@ -436,10 +514,30 @@ def _envelope(id: object, result: bytes) -> bytes:
     return b'{"jsonrpc":"2.0","id":' + msgspec.json.encode(id) + b',"result":' + result + b"}"
 
 
-def _event(item: tuple[int | None, bytes], id_json: bytes) -> bytes:
-    seq, payload = item
-    head = b"" if seq is None else b"id: " + str(seq).encode() + b"\n"
-    return head + b'data: {"jsonrpc":"2.0","id":' + id_json + b',"result":' + payload + b"}\n\n"
+def _pieces(batch: list[tuple[int | None, bytes]], id_json: bytes) -> Iterator[bytes]:
+    """The SSE events of `batch` (`id: <seq>`, `data: <JSON-RPC response>`) in pieces of
+    at most `_PIECE` bytes: small events together, a large one cut (its payload is the
+    task's shared bytes, copied a piece at a time)."""
+    buffer = bytearray()
+    for seq, payload in batch:
+        head = b'data: {"jsonrpc":"2.0","id":' + id_json + b',"result":'
+        if seq is not None:
+            head = b"id: %d\n" % seq + head
+        if buffer and len(buffer) + len(head) > _PIECE:
+            yield bytes(buffer)
+            buffer.clear()
+        buffer += head
+        view = memoryview(payload)
+        while len(buffer) + len(view) > _PIECE:
+            take = max(_PIECE - len(buffer), 0)
+            buffer += view[:take]
+            view = view[take:]
+            yield bytes(buffer)
+            buffer.clear()
+        buffer += view
+        buffer += b"}\n\n"
+    if buffer:
+        yield bytes(buffer)
 
 
 async def _watch_disconnect(receive: Receive, stream: TaskStream) -> None:
@@ -463,6 +561,32 @@ async def _read_body(receive: Receive, limit: int, message: Message) -> bytes | 
             break
         message = await receive()
     return b"".join(chunks)
+
+
+def _declared_length(scope: Scope) -> int:
+    """The request's `Content-Length` (0 when it gives none or one that is no number)."""
+    for name, value in cast(list[tuple[bytes, bytes]], scope.get("headers", [])):
+        if name.lower() == b"content-length":
+            return int(value) if value.isdigit() else 0
+    return 0
+
+
+async def _drop_body(scope: Scope, receive: Receive, limit: int) -> bool | None:
+    """Read the request's body and drop it: `True` once read to its end, `False` when it
+    is (or says it is) larger than `limit` (reading stops there), `None` when the
+    client went away or sent a request the server refused (its answer is given)."""
+    if _declared_length(scope) > limit:
+        return False
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        size += len(cast(bytes, message.get("body", b"")))
+        if size > limit:
+            return False
+        if not message.get("more_body", False):
+            return True
 
 
 def _headers(scope: Scope) -> dict[str, str]:

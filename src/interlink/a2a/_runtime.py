@@ -218,11 +218,13 @@ def apply(
 
 
 class Subscription:
-    """One stream's queue of `(seq, StreamResponse bytes)`, bounded in events and bytes.
+    """One stream's queue of `(seq, StreamResponse bytes)`, bounded in events and bytes
+    (an empty queue takes any one event, however large).
 
     A reader that falls behind the bound is cut off: it still gets what was queued
-    (so it knows the last id it saw), then its stream ends and it resumes with
-    `Last-Event-ID`. The executor and the other streams never wait for it.
+    (so it knows the task and the last id it saw), then its stream ends and it resumes
+    with `Last-Event-ID`. The executor and the other streams never wait for it. The
+    payloads are the bytes every stream of the task shares, never copies.
     """
 
     def __init__(
@@ -240,7 +242,9 @@ class Subscription:
     def push(self, seq: int, payload: bytes) -> None:
         if self.closed:
             return
-        if len(self.items) >= self.limit or self.queued_bytes + len(payload) > self.max_bytes:
+        if self.items and (
+            len(self.items) >= self.limit or self.queued_bytes + len(payload) > self.max_bytes
+        ):
             self.overflowed = True
             self.closed = True
         else:
@@ -331,6 +335,8 @@ class LiveTask:
         self._write_error: Exception | None = None
         #: the last task stored from here, and its ProtoJSON
         self._encoded: tuple[Task, bytes] | None = None
+        #: the `StreamResponse` of that ProtoJSON (the streams' first event)
+        self._snapshot: tuple[bytes, bytes] | None = None
 
     def task_json(self) -> bytes:
         """`task` as ProtoJSON (encoded once per stored version)."""
@@ -339,6 +345,15 @@ class LiveTask:
         if encoded is None or encoded[0] is not self.task:
             encoded = self._encoded = (self.task, _codec.encode(self.task))
         return encoded[1]
+
+    def snapshot_json(self) -> bytes:
+        """The `StreamResponse` holding `task`, as every stream starts with it (encoded
+        once per stored version: the streams of a task share these bytes)."""
+        task_json = self.task_json()
+        snapshot = self._snapshot
+        if snapshot is None or snapshot[0] is not task_json:
+            snapshot = self._snapshot = (task_json, b'{"task":' + task_json + b"}")
+        return snapshot[1]
 
     @property
     def state(self) -> str:
@@ -758,8 +773,10 @@ class LiveTask:
             if sub.close_on_interrupt or self.task is None or self.state in TERMINAL_STATES:
                 sub.close()
 
-    def subscribe(self, limit: int, *, close_on_interrupt: bool) -> Subscription:
-        sub = Subscription(limit, close_on_interrupt=close_on_interrupt)
+    def subscribe(
+        self, limit: int, *, close_on_interrupt: bool, max_bytes: int = 4 * 1024 * 1024
+    ) -> Subscription:
+        sub = Subscription(limit, close_on_interrupt=close_on_interrupt, max_bytes=max_bytes)
         self.subscriptions.add(sub)
         return sub
 

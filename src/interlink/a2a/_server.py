@@ -74,7 +74,6 @@ from interlink.a2a._types import (
     SendMessageConfiguration,
     SendMessageRequest,
     SendMessageResponse,
-    StreamResponse,
     SubscribeToTaskRequest,
     Task,
     TaskPushNotificationConfig,
@@ -116,6 +115,7 @@ class A2AServer:
         extended_card: AgentCard | None = None,
         authorize: Authorize = owner_only,
         stream_queue_limit: int = 1024,
+        stream_queue_bytes: int = 4 * 1024 * 1024,
         push: PushDelivery | None = None,
         lease_ttl: float = 10.0,
         retention: float | None = None,
@@ -130,6 +130,8 @@ class A2AServer:
         self.extended_card = extended_card
         self.authorize = authorize
         self.stream_queue_limit = stream_queue_limit
+        #: the bytes of events a stream may have waiting before it is cut off
+        self.stream_queue_bytes = stream_queue_bytes
         self.live: dict[tuple[str, str], LiveTask] = {}
         if push is None and card.capabilities.push_notifications is True:
             push = PushDelivery(store)
@@ -560,12 +562,19 @@ class A2AServer:
     async def stream_message(self, params: SendMessageRequest, call: Call) -> TaskStream:
         self._require_streaming()
         live, context = await self._begin(params, call)
-        sub = live.subscribe(self.stream_queue_limit, close_on_interrupt=True)
+        sub = self._subscribe(live, close_on_interrupt=True)
         snapshot = None
         if live.task is not None:  # a follow-up: the stream starts with the task
-            snapshot = (live.last_seq, _codec.encode(StreamResponse(task=live.task)))
+            snapshot = (live.last_seq, live.snapshot_json())
         self._start(live, context)
         return self._drain(live, sub, snapshot, [], self._history_asked(params.configuration))
+
+    def _subscribe(self, live: LiveTask, *, close_on_interrupt: bool) -> Subscription:
+        return live.subscribe(
+            self.stream_queue_limit,
+            close_on_interrupt=close_on_interrupt,
+            max_bytes=self.stream_queue_bytes,
+        )
 
     def _drain(
         self,
@@ -747,11 +756,11 @@ class A2AServer:
             if live.state in TERMINAL_STATES:
                 self._evict(live)
                 return await self.subscribe(params, call, last_event_id)  # (it is over)
-        sub = live.subscribe(self.stream_queue_limit, close_on_interrupt=False)
+        sub = self._subscribe(live, close_on_interrupt=False)
         if self.replicas is not None and not live.running:
             live.follow()  # events committed since `row` was read were announced to nobody
         assert live.task is not None
-        snapshot = _codec.encode(StreamResponse(task=live.task))
+        snapshot = live.snapshot_json()
         if last_event_id is None:
             return self._drain(live, sub, (live.last_seq, snapshot), [])
         upto = live.last_seq
@@ -788,7 +797,7 @@ class A2AServer:
             owner=row.owner,
             row=row,
         )  # not registered: nothing will happen to this task any more
-        sub = live.subscribe(self.stream_queue_limit, close_on_interrupt=False)
+        sub = self._subscribe(live, close_on_interrupt=False)
         sub.close()
         snapshot = b'{"task":' + row.task + b"}"  # a StreamResponse holding the stored task
         return self._drain(live, sub, (None, snapshot), backlog)

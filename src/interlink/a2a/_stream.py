@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Callable
 
 import msgspec
@@ -19,10 +20,12 @@ class TaskStream:
     stored `backlog` (a resumed subscription), then what the subscription receives;
     `task` events cut to `history` messages when the request asked for that.
 
-    `batch(wait)` returns every event that is ready, so a transport writes them at once;
-    `[]` when `wait` seconds passed without one (time for a keep-alive), `None` when the
-    stream is over. A subscription that fell behind its bounded queue just ends: the
-    client resumes with `Last-Event-ID`. `aclose()` detaches it (always call it).
+    `batch(wait, size)` returns the events that are ready, up to about `size` bytes (at
+    least one event), so a transport writes them at once while the rest stays counted
+    in the subscription's bounded queue; `[]` when `wait` seconds passed without one
+    (time for a keep-alive), `None` when the stream is over. A subscription that fell
+    behind its bounded queue just ends: the client resumes with `Last-Event-ID`.
+    `aclose()` detaches it (always call it).
     """
 
     def __init__(
@@ -39,19 +42,29 @@ class TaskStream:
         self._history = history
         self._live = live
         self._sub = sub
-        self._pending: list[tuple[int | None, bytes]] = [] if first is None else [first]
+        self._pending: deque[tuple[int | None, bytes]] = deque()
+        if first is not None:
+            self._pending.append(first)
         self._pending += backlog
         self._last = backlog[-1][0] if backlog else (first[0] if first and first[0] else 0)
 
-    async def batch(self, wait: float | None = None) -> list[tuple[int | None, bytes]] | None:
+    async def batch(
+        self, wait: float | None = None, size: int = 64 * 1024
+    ) -> list[tuple[int | None, bytes]] | None:
         sub = self._sub
         while True:
-            ready, self._pending = self._pending, []
-            while sub.items:
+            ready: list[tuple[int | None, bytes]] = []
+            taken = 0
+            pending = self._pending
+            while pending and (not ready or taken + len(pending[0][1]) <= size):
+                ready.append(pending.popleft())
+                taken += len(ready[-1][1])
+            while sub.items and not pending and (not ready or taken + len(sub.items[0][1]) <= size):
                 seq, payload = sub.next_ready()
                 if seq and seq <= self._last:
                     continue  # already sent from the stored log
                 ready.append((seq or None, payload))
+                taken += len(payload)
             if ready:
                 if self._history is not None:
                     ready = [(seq, _cut_history(p, self._history)) for seq, p in ready]
@@ -72,7 +85,8 @@ class TaskStream:
                 return []
 
     def cut(self) -> None:
-        """The client went away: end the stream."""
+        """The client went away, or the server stops: end the stream (after what is
+        queued)."""
         self._sub.close()
 
     async def aclose(self) -> None:

@@ -14,6 +14,7 @@ says why on stderr); `--port 0` takes a free port, which that line names.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import socket
 import sys
@@ -143,11 +144,10 @@ def run_db(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from interlink.a2a import A2AApp, StoreError, default_store_path, open_store, with_interface
     from interlink.a2a._replicas import SharedStore
     from interlink.a2a._store_sqlite import SqliteTaskStore
+    from interlink.cli._a2a_uvicorn import StreamingServer, config
 
     try:
         app = load_object(args.target, A2AApp, "an interlink.a2a app (create_app)")
@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
         app.use_card(with_interface(app.server.card, args.public_url))
     what = f"serving {app.server.card.name!r} · tasks: {_store_text(store_url)}"
 
-    class Server(uvicorn.Server):
+    class Server(StreamingServer):  # open streams end when it stops: see _a2a_uvicorn
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets)  # the app started, the socket listens
             if self.started:
@@ -186,17 +186,11 @@ def run(args: argparse.Namespace) -> int:
                 print(f"serving on {url}", flush=True)
                 print(what, file=sys.stderr, flush=True)  # (for people: the name, the store)
 
-    config = uvicorn.Config(
-        app,
-        log_level=args.log_level,
-        lifespan="on",
-        timeout_graceful_shutdown=5,  # open streams end then; the clients resume later
-    )
-    server = Server(config)
+    port = listener.getsockname()[1]
+    server = Server(config(app, host=args.host, port=port, log_level=args.log_level))
     try:
-        server.run(sockets=[listener])
-    except KeyboardInterrupt:  # (uvicorn raises the Ctrl-C again once it has shut down)
-        pass
+        with contextlib.suppress(KeyboardInterrupt):  # (uvicorn raises the SIGINT it handled)
+            server.run(sockets=[listener])
     finally:
         listener.close()
     return 0 if server.started else 1
