@@ -50,6 +50,9 @@ def create_app(tick: float, store: str) -> A2AApp:
         description="`big N`: an N-byte answer; every task ticks until cancelled.",
         version="1.0.0",
         capabilities=t.AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[t.AgentSkill(id="big", name="big", description="big N", tags=["bench"])],
     )
     return _create_app(TickingExecutor(tick), card, store=store)
 

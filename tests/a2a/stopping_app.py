@@ -28,7 +28,15 @@ class Endless(AgentExecutor):
 
 
 def make_app() -> A2AApp:
-    card = t.AgentCard(name="endless", capabilities=t.AgentCapabilities(streaming=True))
+    card = t.AgentCard(
+        name="endless",
+        description="Works until the server stops; `big N` first sends an N-byte answer.",
+        version="1",
+        capabilities=t.AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[t.AgentSkill(id="endless", name="endless", description="never ends", tags=["t"])],
+    )
     return create_app(Endless(), card)
 
 

@@ -239,24 +239,25 @@ async def test_stopping_ends_open_streams_cleanly_and_in_time(http: Parser) -> N
 async def test_interlink_a2a_serve_stops_with_streams_open(stop: signal.Signals) -> None:
     """The real command: told to stop while a stream and a subscription are open, it
     ends both cleanly and exits within the grace period, with no traceback."""
-    sock = free_socket()
-    port = sock.getsockname()[1]
-    sock.close()
-    url = f"http://127.0.0.1:{port}/"
     command = [sys.executable, "-m", "interlink", "a2a", "serve"]
-    command += ["tests/a2a/stopping_app.py:app", "--port", str(port), "--store", "memory:"]
+    command += ["tests/a2a/stopping_app.py:app", "--port", "0", "--store", "memory:"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     process = await asyncio.create_subprocess_exec(
-        *command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE
+        *command,
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
+    assert process.stdout is not None
     assert process.stderr is not None
     err = b""
     try:
-        async with asyncio.timeout(30):
-            while b"Uvicorn running" not in err:
-                line = await process.stderr.readline()
-                assert line, err.decode()
-                err += line
+        async with asyncio.timeout(30):  # serve's one line on stdout: it listens
+            line = await process.stdout.readline()
+        assert line.startswith(b"serving on "), line
+        url = line.removeprefix(b"serving on ").strip().decode()
         async with (
             httpx.AsyncClient(timeout=30) as client,
             slow_stream(client, url) as reading,
