@@ -1,0 +1,230 @@
+"""How `interlink acp check` runs its cases: the registry, what a case is given, the run.
+
+A case is an async function registered with `@case(...)` together with its metadata (id,
+title, level, the page and sentence it checks). It is given a `Ctx`: the options, what
+the probe learnt (the `initialize` answer and a first `session/new`), and `agent()`,
+which starts a fresh agent process for it (each case gets its own; all are killed when
+the case ends). A case returns what it saw (PASS), or raises `Fail` or `Skip`; an agent
+that stays silent raises `NoAnswer` inside a wait, which is a FAIL naming the wait. Any
+other exception is an ERROR: the checker broke, not the agent.
+
+Cases run `jobs` at a time; each is bounded by a multiple of the timeout as a whole, so
+a run always ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+from interlink.check._report import Case, Citation, Level, Outcome, Report, Result, selected
+from interlink.check._wire import AgentUnderTest, Launch, Message, NoAnswer
+
+__all__ = ["CASES", "Ctx", "Fail", "Options", "Probe", "Skip", "case", "run_check"]
+
+CaseFn = Callable[["Ctx"], Awaitable[str]]
+
+PROTOCOL_VERSION = 1
+CLIENT_INFO = {"name": "interlink-acp-check", "version": "1"}
+
+
+class Fail(Exception):
+    """The agent broke the rule; the message says what was seen."""
+
+
+class Skip(Exception):
+    """The case cannot be asked of this agent; the message says why."""
+
+
+@dataclass(frozen=True)
+class Options:
+    launch: Launch
+    session_cwd: str
+    timeout: float = 10.0
+    prompt: str | None = None
+    slow_prompt: str | None = None
+    permission_prompt: str | None = None
+    auth: str | None = None
+    jobs: int = 4
+    only: Sequence[str] = ()
+
+
+@dataclass
+class Probe:
+    """What one plain start taught about the agent, for the cases' skips."""
+
+    init: Message | None = None  # the initialize result
+    init_problem: str = ""
+    session: Message | None = None  # the first session/new result
+    session_error: Message | None = None  # its error object, if it failed
+
+    @property
+    def caps(self) -> Message:
+        caps = (self.init or {}).get("agentCapabilities")
+        return caps if isinstance(caps, dict) else {}
+
+    def session_cap(self, name: str) -> bool:
+        session = self.caps.get("sessionCapabilities")
+        return isinstance(session, dict) and session.get(name) is not None
+
+    def prompt_cap(self, name: str) -> bool:
+        prompt = self.caps.get("promptCapabilities")
+        return isinstance(prompt, dict) and prompt.get(name) is True
+
+    @property
+    def auth_methods(self) -> list[Message]:
+        methods = (self.init or {}).get("authMethods")
+        return [m for m in methods if isinstance(m, dict)] if isinstance(methods, list) else []
+
+
+@dataclass(frozen=True)
+class Entry:
+    case: Case
+    fn: CaseFn
+
+
+CASES: list[Entry] = []
+
+
+def case(id: str, title: str, level: Level, page: str, sentence: str) -> Callable[[CaseFn], CaseFn]:
+    """Register a case; `page` is the spec page (or section), `sentence` its own words."""
+
+    def register(fn: CaseFn) -> CaseFn:
+        area = id.split(".", 1)[0]
+        CASES.append(Entry(Case(id, area, title, level, Citation(page, sentence)), fn))
+        return fn
+
+    return register
+
+
+@dataclass
+class Ctx:
+    options: Options
+    probe: Probe
+    agents: list[AgentUnderTest] = field(default_factory=list)
+
+    async def agent(self, *, initialized: bool = True) -> AgentUnderTest:
+        """A fresh agent process, `initialize`d unless told otherwise."""
+        agent = AgentUnderTest(self.options.launch, self.options.timeout)
+        self.agents.append(agent)
+        await agent.start()
+        if initialized:
+            answer = await agent.call("initialize", initialize_params())
+            if "result" not in answer:
+                raise Fail(f"initialize failed: {short(answer)}")
+        return agent
+
+    async def session(self, agent: AgentUnderTest, **extra: object) -> str:
+        """A new session's id (authenticating first with --auth). An agent that asks for
+        authentication the checker was not given makes the case a SKIP."""
+        if self.options.auth:
+            answer = await agent.call("authenticate", {"methodId": self.options.auth})
+            if "error" in answer:
+                raise Fail(f"authenticate {self.options.auth!r} failed: {short(answer)}")
+        answer = await agent.call("session/new", session_params(self.options, **extra))
+        error = answer.get("error")
+        if isinstance(error, dict) and error.get("code") == -32000:
+            raise Skip(f"session/new needs authentication ({short(answer)}); pass --auth")
+        result = answer.get("result")
+        session = result.get("sessionId") if isinstance(result, dict) else None
+        if not isinstance(session, str):
+            raise Fail(f"session/new did not give a session: {short(answer)}")
+        return session
+
+    def need_prompt(self, which: str = "prompt") -> str:
+        text = getattr(self.options, which.replace("-", "_"))
+        if not text:
+            raise Skip(f"needs a turn: pass --{which} TEXT")
+        return str(text)
+
+    async def close(self) -> None:
+        await asyncio.gather(*(a.close() for a in self.agents), return_exceptions=True)
+
+
+def initialize_params(version: object = PROTOCOL_VERSION, **extra: object) -> Message:
+    """What a client that advertises nothing sends (every capability omitted)."""
+    return {
+        "protocolVersion": version,
+        "clientCapabilities": {},
+        "clientInfo": CLIENT_INFO,
+        **extra,
+    }
+
+
+def session_params(options: Options, **extra: object) -> Message:
+    return {"cwd": options.session_cwd, "mcpServers": [], **extra}
+
+
+def short(value: object, limit: int = 300) -> str:
+    """A message, compactly, for a detail line."""
+    import json
+
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+async def _probe(options: Options) -> Probe:
+    probe = Probe()
+    ctx = Ctx(options, probe)
+    try:
+        agent = await ctx.agent(initialized=False)
+        answer = await agent.call("initialize", initialize_params())
+        if not isinstance(answer.get("result"), dict):
+            probe.init_problem = f"initialize was answered {short(answer)}"
+            return probe
+        probe.init = answer["result"]  # type: ignore[assignment]
+        if options.auth:
+            await agent.call("authenticate", {"methodId": options.auth})
+        answer = await agent.call("session/new", session_params(options))
+        if isinstance(answer.get("result"), dict):
+            probe.session = answer["result"]  # type: ignore[assignment]
+        elif isinstance(answer.get("error"), dict):
+            probe.session_error = answer["error"]  # type: ignore[assignment]
+    except NoAnswer as exc:
+        probe.init_problem = probe.init_problem or str(exc)
+    finally:
+        await ctx.close()
+    return probe
+
+
+async def _run_one(entry: Entry, options: Options, probe: Probe) -> Result:
+    ctx = Ctx(options, probe)
+    started = time.monotonic()
+    outcome, detail = Outcome.PASS, ""
+    try:
+        async with asyncio.timeout(options.timeout * 4 + 5):
+            detail = await entry.fn(ctx)
+    except Fail as exc:
+        outcome, detail = Outcome.FAIL, str(exc)
+    except Skip as exc:
+        outcome, detail = Outcome.SKIP, str(exc)
+    except NoAnswer as exc:
+        outcome, detail = Outcome.FAIL, str(exc)
+    except TimeoutError:
+        outcome, detail = Outcome.FAIL, f"the case did not end within {options.timeout * 4 + 5:g}s"
+    except Exception as exc:  # the checker's own fault: reported, never hidden
+        outcome, detail = Outcome.ERROR, f"{type(exc).__name__}: {exc}"
+    finally:
+        await ctx.close()
+    return Result(entry.case, outcome, detail, time.monotonic() - started)
+
+
+async def run_check(options: Options, target: str) -> Report:
+    """Every selected case against the agent; the report in registration order."""
+    from interlink.check import _acp_cases_rpc, _acp_cases_session, _acp_cases_turn  # noqa: F401
+
+    started = time.monotonic()
+    probe = await _probe(options)
+    entries = [e for e in CASES if selected(e.case, options.only)]
+    gate = asyncio.Semaphore(max(1, options.jobs))
+
+    async def limited(entry: Entry) -> Result:
+        async with gate:
+            return await _run_one(entry, options, probe)
+
+    results = await asyncio.gather(*(limited(e) for e in entries))
+    report = Report("interlink acp check", "ACP v1", target, list(results))
+    report.seconds = time.monotonic() - started
+    return report
