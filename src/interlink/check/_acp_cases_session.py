@@ -14,7 +14,6 @@ from interlink.check._acp_runner import (
     Fail,
     Skip,
     case,
-    initialize_params,
     session_params,
     short,
 )
@@ -74,7 +73,7 @@ async def response_schema(ctx: Ctx) -> str:
 )
 async def newer_version(ctx: Ctx) -> str:
     agent = await ctx.agent(initialized=False)
-    answer = await agent.call("initialize", initialize_params(version=65535))
+    answer = await ctx.initialize(agent, version=65535)
     result = answer.get("result")
     if not isinstance(result, dict):
         raise Fail(f"initialize with version 65535 failed: {short(answer)}")
@@ -108,7 +107,8 @@ async def agent_info(ctx: Ctx) -> str:
 )
 async def gate(ctx: Ctx) -> str:
     agent = await ctx.agent(initialized=False)
-    answer = await agent.call("session/new", session_params(ctx.options))
+    rid = await agent.request("session/new", session_params(ctx.options))
+    answer = await agent.response(rid, within=ctx.options.startup)
     if "result" in answer:
         raise Fail(f"session/new before initialize was served: {short(answer)}")
     if error_code(answer) != -32600:
@@ -291,6 +291,8 @@ async def list_sessions(ctx: Ctx) -> str:
         raise Skip("sessionCapabilities.list is not advertised")
     agent = await ctx.agent()
     answer = await agent.call("session/list", {})
+    if error_code(answer) == -32000:
+        raise Skip(f"the agent wants authentication first ({short(answer, 150)}); pass --auth")
     result = answer.get("result")
     sessions = result.get("sessions") if isinstance(result, dict) else None
     if not isinstance(sessions, list):

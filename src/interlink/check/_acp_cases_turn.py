@@ -33,8 +33,8 @@ def updates(agent: AgentUnderTest, session: str, since: int = 0) -> list[Message
     found = []
     for message in agent.messages[since:]:
         params = message.get("params")
-        is_update = message.get("method") == "session/update" and isinstance(params, dict)
-        if is_update and params.get("sessionId") == session:  # type: ignore[union-attr]
+        of_session = isinstance(params, dict) and params.get("sessionId") == session
+        if message.get("method") == "session/update" and of_session:
             found.append(message)
     return found
 

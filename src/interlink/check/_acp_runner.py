@@ -43,6 +43,7 @@ class Options:
     launch: Launch
     session_cwd: str
     timeout: float = 10.0
+    startup: float = 30.0  # how long the first answer (to initialize) may take: a cold start
     prompt: str | None = None
     slow_prompt: str | None = None
     permission_prompt: str | None = None
@@ -111,10 +112,17 @@ class Ctx:
         self.agents.append(agent)
         await agent.start()
         if initialized:
-            answer = await agent.call("initialize", initialize_params())
+            answer = await self.initialize(agent)
             if "result" not in answer:
                 raise Fail(f"initialize failed: {short(answer)}")
         return agent
+
+    async def initialize(
+        self, agent: AgentUnderTest, version: object = PROTOCOL_VERSION
+    ) -> Message:
+        """Send initialize and wait for its answer, allowing for the agent's start-up."""
+        rid = await agent.request("initialize", initialize_params(version))
+        return await agent.response(rid, within=self.options.startup)
 
     async def session(self, agent: AgentUnderTest, **extra: object) -> str:
         """A new session's id (authenticating first with --auth). An agent that asks for
@@ -170,7 +178,7 @@ async def _probe(options: Options) -> Probe:
     ctx = Ctx(options, probe)
     try:
         agent = await ctx.agent(initialized=False)
-        answer = await agent.call("initialize", initialize_params())
+        answer = await ctx.initialize(agent)
         if not isinstance(answer.get("result"), dict):
             probe.init_problem = f"initialize was answered {short(answer)}"
             return probe
@@ -189,12 +197,16 @@ async def _probe(options: Options) -> Probe:
     return probe
 
 
+def _case_limit(options: Options) -> float:
+    return options.startup + options.timeout * 4 + 5
+
+
 async def _run_one(entry: Entry, options: Options, probe: Probe) -> Result:
     ctx = Ctx(options, probe)
     started = time.monotonic()
     outcome, detail = Outcome.PASS, ""
     try:
-        async with asyncio.timeout(options.timeout * 4 + 5):
+        async with asyncio.timeout(_case_limit(options)):
             detail = await entry.fn(ctx)
     except Fail as exc:
         outcome, detail = Outcome.FAIL, str(exc)
@@ -203,7 +215,7 @@ async def _run_one(entry: Entry, options: Options, probe: Probe) -> Result:
     except NoAnswer as exc:
         outcome, detail = Outcome.FAIL, str(exc)
     except TimeoutError:
-        outcome, detail = Outcome.FAIL, f"the case did not end within {options.timeout * 4 + 5:g}s"
+        outcome, detail = Outcome.FAIL, f"the case did not end within {_case_limit(options):g}s"
     except Exception as exc:  # the checker's own fault: reported, never hidden
         outcome, detail = Outcome.ERROR, f"{type(exc).__name__}: {exc}"
     finally:

@@ -264,9 +264,11 @@ class AgentUnderTest:
         how = f"exited with status {code}" if code is not None else "closed its stdout"
         return f"no {what}: the agent {how}{self.stderr_tail()}"
 
-    async def response(self, id: object) -> Message:
+    async def response(self, id: object, within: float | None = None) -> Message:
         return await self.wait_for(
-            lambda m: is_response(m) and same_id(m["id"], id), f"answer to request id {id!r}"
+            lambda m: is_response(m) and same_id(m["id"], id),
+            f"answer to request id {id!r}",
+            within,
         )
 
     async def call(self, method: str, params: object = None, *, id: object = None) -> Message:

@@ -45,6 +45,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     check.add_argument(
         "--timeout", type=float, default=10.0, metavar="S", help="each wait, seconds (10)"
     )
+    check.add_argument(
+        "--startup", type=float, default=30.0, metavar="S", help="for initialize's answer (30)"
+    )
     check.add_argument("--json", action="store_true", help="print one JSON object, no text")
     check.add_argument("--junit", metavar="FILE", help="also write JUnit XML to FILE")
     check.add_argument("--strict", action="store_true", help="a failed SHOULD fails the run too")
@@ -80,8 +83,8 @@ def run(args: argparse.Namespace) -> int:
         return _usage("give the agent's command after --")
     if args.cwd is not None and not os.path.isdir(args.cwd):
         return _usage(f"not a directory: {args.cwd}")
-    if args.jobs < 1 or args.timeout <= 0:
-        return _usage("--jobs and --timeout must be positive")
+    if args.jobs < 1 or args.timeout <= 0 or args.startup <= 0:
+        return _usage("--jobs, --timeout and --startup must be positive")
     env: dict[str, str] = {}
     for item in args.env:
         key, sep, value = item.partition("=")
@@ -93,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
         launch=Launch(command, env, cwd),
         session_cwd=cwd,
         timeout=args.timeout,
+        startup=args.startup,
         prompt=args.prompt,
         slow_prompt=args.slow_prompt,
         permission_prompt=args.permission_prompt,
