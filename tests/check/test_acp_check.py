@@ -146,9 +146,8 @@ def test_the_typescript_sdk_agent(ts_sdk: SdkPeers) -> None:
 @pytest.mark.timeout(60)
 def test_a_silent_agent_fails_within_the_timeout_and_never_hangs() -> None:
     silent = [sys.executable, "-c", "import time; time.sleep(120)"]
-    status, report = check(
-        "--timeout", "1", "--only", "init", "--only", "rpc.parse-error", agent=silent, wait=40
-    )
+    only = ["--only", "init", "--only", "rpc.parse-error"]
+    status, report = check("--timeout", "1", "--startup", "1", *only, agent=silent, wait=40)
     assert status == 1
     same = next(c for c in report["cases"] if c["id"] == "init.same-version")
     assert same["outcome"] == "FAIL"

@@ -254,10 +254,12 @@ class AgentUnderTest:
                                 return message
                         seen = len(self.messages)
                         if self.stdout_closed:
-                            raise NoAnswer(self._gone(what))
+                            break
                         await self._changed.wait()
         except TimeoutError:
             raise NoAnswer(f"no {what} within {limit:g}s{self.stderr_tail()}") from None
+        await self.wait_exit(1.0)  # stdout closed: the exit status, if it comes now
+        raise NoAnswer(self._gone(what))
 
     def _gone(self, what: str) -> str:
         code = self.returncode
