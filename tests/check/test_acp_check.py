@@ -172,6 +172,7 @@ def test_an_agent_that_exits_at_once_is_reported_with_its_status() -> None:
         (["--env", "NOEQUALS", "--", "true"], "--env takes KEY=VALUE"),
         (["--only", "no.such.case", "--", "true"], "selects no case"),
         (["--timeout", "0", "--", "true"], "must be positive"),
+        (["--", "./no-such-agent"], "command not found: ./no-such-agent"),
     ],
 )
 def test_bad_usage_exits_2(args: list[str], message: str) -> None:
@@ -184,6 +185,13 @@ def test_bad_usage_exits_2(args: list[str], message: str) -> None:
     )
     assert done.returncode == 2
     assert message in done.stderr
+
+
+def test_the_agent_starts_here_and_cwd_is_the_sessions_directory(tmp_path: Path) -> None:
+    agent = [sys.executable, "examples/acp_agent.py"]  # relative to here, not to tmp_path
+    status, report = check("--cwd", str(tmp_path), "--only", "session.new", agent=agent)
+    assert status == 0
+    assert outcomes(report) == {"session.new": "PASS"}
 
 
 def test_text_report_and_list() -> None:

@@ -144,3 +144,12 @@ def test_only_patterns() -> None:
     assert selected(case, ["framing.parse*"])
     assert not selected(case, ["framing.parse"])
     assert not selected(case, ["session"])
+
+
+def test_junit_holds_what_an_agent_wrote_even_control_characters() -> None:
+    report = _report(("a.one", Level.MUST, Outcome.FAIL))
+    bad = Result(report.results[0].case, Outcome.FAIL, detail="stderr: \x1b[31mred\x00 é")
+    report.results[0] = bad
+    root = ET.fromstring(render_junit(report))
+    failure = next(root.iter("failure"))
+    assert failure.get("message") == "stderr: \\x1b[31mred\\x00 é"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from xml.etree import ElementTree as ET
@@ -232,6 +233,15 @@ def render_json(report: Report, *, strict: bool = False) -> str:
 # -- JUnit XML -------------------------------------------------------------------------
 
 
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml(text: str) -> str:
+    """`text` without the characters XML 1.0 cannot hold (an agent's stderr may have
+    ANSI escapes or NULs), each shown as its escape."""
+    return _NOT_XML.sub(lambda m: repr(m.group())[1:-1], text)
+
+
 def render_junit(report: Report, *, strict: bool = False) -> str:
     """JUnit XML, one testsuite per area. A failed case that does not fail the run (a
     SHOULD without `strict`, any MAY) is reported as passed with its finding in
@@ -252,17 +262,18 @@ def render_junit(report: Report, *, strict: bool = False) -> str:
                 time=f"{result.seconds:.3f}",
             )
             local["tests"] += 1
-            text = f"{case.citation}\n{result.detail}".strip()
+            text = _xml(f"{case.citation}\n{result.detail}".strip())
+            message = _xml(result.detail)
             counted = result.failed and case.level in failing
             if result.outcome is Outcome.SKIP:
                 local["skipped"] += 1
-                ET.SubElement(element, "skipped", message=result.detail)
+                ET.SubElement(element, "skipped", message=message)
             elif counted and result.outcome is Outcome.ERROR:
                 local["errors"] += 1
-                ET.SubElement(element, "error", message=result.detail).text = text
+                ET.SubElement(element, "error", message=message).text = text
             elif counted:
                 local["failures"] += 1
-                ET.SubElement(element, "failure", message=result.detail).text = text
+                ET.SubElement(element, "failure", message=message).text = text
             elif result.failed:
                 out = ET.SubElement(element, "system-out")
                 out.text = f"{result.outcome.value} ({case.level.value}): {text}"

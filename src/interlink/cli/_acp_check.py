@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 
 __all__ = ["add_parser", "run"]
@@ -37,7 +38,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     check.add_argument(
         "--env", metavar="KEY=VALUE", action="append", default=[], help="set in the agent's env"
     )
-    check.add_argument("--cwd", metavar="DIR", help="the agent's and its sessions' directory")
+    check.add_argument("--cwd", metavar="DIR", help="the sessions' directory (default: here)")
     check.add_argument(
         "--only", metavar="CASE", action="append", default=[], help="a case id, area or prefix*"
     )
@@ -92,8 +93,10 @@ def run(args: argparse.Namespace) -> int:
             return _usage(f"--env takes KEY=VALUE, not {item!r}")
         env[key] = value
     cwd = os.path.abspath(args.cwd or os.getcwd())
+    if shutil.which(command[0]) is None:
+        return _usage(f"command not found: {command[0]}")
     options = Options(
-        launch=Launch(command, env, cwd),
+        launch=Launch(command, env),  # started here, as an editor would from its project
         session_cwd=cwd,
         timeout=args.timeout,
         startup=args.startup,
