@@ -18,7 +18,7 @@ from interlink.check._acp_runner import (
     short,
 )
 from interlink.check._report import Level
-from interlink.check._wire import AgentUnderTest, Message
+from interlink.check._wire import Message
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
 
@@ -167,7 +167,7 @@ async def authenticate(ctx: Ctx) -> str:
         ids = ", ".join(str(m.get("id")) for m in ctx.probe.auth_methods)
         raise Skip(f"pass --auth METHOD_ID (advertised: {ids})")
     agent = await ctx.agent()
-    return f"session {await ctx.session(agent)}"
+    return f"session {await ctx.session(agent, judged=True)}"
 
 
 # -- sessions ------------------------------------------------------------------------------
@@ -182,7 +182,7 @@ async def authenticate(ctx: Ctx) -> str:
 )
 async def new_session(ctx: Ctx) -> str:
     agent = await ctx.agent()
-    return f"sessionId {await ctx.session(agent)!r}"
+    return f"sessionId {await ctx.session(agent, judged=True)!r}"
 
 
 @case(
@@ -194,7 +194,8 @@ async def new_session(ctx: Ctx) -> str:
 )
 async def unique(ctx: Ctx) -> str:
     agent = await ctx.agent()
-    first, second = await ctx.session(agent), await ctx.session(agent)
+    first = await ctx.session(agent, judged=True)
+    second = await ctx.session(agent, judged=True)
     if first == second:
         raise Fail(f"both sessions are {first!r}")
     return f"{first!r} and {second!r}"
@@ -367,16 +368,6 @@ async def resume(ctx: Ctx) -> str:
 # -- modes and config options ------------------------------------------------------------
 
 
-async def _session_result(ctx: Ctx, agent: AgentUnderTest) -> tuple[str, Message]:
-    answer = await agent.call("session/new", session_params(ctx.options))
-    if error_code(answer) == -32000:
-        raise Skip("session/new needs authentication; pass --auth")
-    result = answer.get("result")
-    if not isinstance(result, dict) or not isinstance(result.get("sessionId"), str):
-        raise Fail(f"session/new did not give a session: {short(answer)}")
-    return result["sessionId"], result
-
-
 def _modes(result: Message) -> tuple[object, list[str]]:
     modes = result.get("modes")
     if not isinstance(modes, dict):
@@ -400,7 +391,7 @@ def _modes(result: Message) -> tuple[object, list[str]]:
 )
 async def set_mode(ctx: Ctx) -> str:
     agent = await ctx.agent()
-    session, result = await _session_result(ctx, agent)
+    session, result = await ctx.new_session(agent)
     current, ids = _modes(result)
     if current not in ids:
         raise Fail(f"currentModeId {current!r} is not among availableModes {ids}")
@@ -420,7 +411,7 @@ async def set_mode(ctx: Ctx) -> str:
 )
 async def unknown_mode(ctx: Ctx) -> str:
     agent = await ctx.agent()
-    session, result = await _session_result(ctx, agent)
+    session, result = await ctx.new_session(agent)
     _modes(result)
     params = {"sessionId": session, "modeId": "interlink-check-no-such-mode"}
     return expect_error(await agent.call("session/set_mode", params), -32602)
@@ -442,7 +433,7 @@ def _options(result: Message) -> list[Message]:
 )
 async def config_defaults(ctx: Ctx) -> str:
     agent = await ctx.agent()
-    _, result = await _session_result(ctx, agent)
+    _, result = await ctx.new_session(agent)
     options = _options(result)
     missing = [o.get("id") for o in options if o.get("currentValue") is None]
     if missing:
@@ -463,7 +454,7 @@ async def config_defaults(ctx: Ctx) -> str:
 )
 async def config_set(ctx: Ctx) -> str:
     agent = await ctx.agent()
-    session, result = await _session_result(ctx, agent)
+    session, result = await ctx.new_session(agent)
     options = _options(result)
     option = next((o for o in options if o.get("type") == "select"), None)
     if option is None:
@@ -503,7 +494,7 @@ def _select_values(option: Message) -> list[object]:
 )
 async def config_unknown(ctx: Ctx) -> str:
     agent = await ctx.agent()
-    session, result = await _session_result(ctx, agent)
+    session, result = await ctx.new_session(agent)
     _options(result)
     params = {"sessionId": session, "configId": "interlink-check-no-such-option", "value": "x"}
     return expect_error(await agent.call("session/set_config_option", params), -32602)

@@ -124,22 +124,32 @@ class Ctx:
         rid = await agent.request("initialize", initialize_params(version))
         return await agent.response(rid, within=self.options.startup)
 
-    async def session(self, agent: AgentUnderTest, **extra: object) -> str:
-        """A new session's id (authenticating first with --auth). An agent that asks for
-        authentication the checker was not given makes the case a SKIP."""
+    async def session(self, agent: AgentUnderTest, *, judged: bool = False) -> str:
+        """A new session's id; see `new_session`."""
+        return (await self.new_session(agent, judged=judged))[0]
+
+    async def new_session(
+        self, agent: AgentUnderTest, *, judged: bool = False
+    ) -> tuple[str, Message]:
+        """A new session (authenticating first with --auth): its id and the whole result.
+        An agent that wants authentication the checker was not given makes the case a
+        SKIP; so does one whose session/new fails as it failed in the probe, unless the
+        case judges session/new itself (`judged`): one FAIL for one fault."""
         if self.options.auth:
             answer = await agent.call("authenticate", {"methodId": self.options.auth})
             if "error" in answer:
                 raise Fail(f"authenticate {self.options.auth!r} failed: {short(answer)}")
-        answer = await agent.call("session/new", session_params(self.options, **extra))
+        answer = await agent.call("session/new", session_params(self.options))
         error = answer.get("error")
         if isinstance(error, dict) and error.get("code") == -32000:
             raise Skip(f"session/new needs authentication ({short(answer)}); pass --auth")
         result = answer.get("result")
         session = result.get("sessionId") if isinstance(result, dict) else None
-        if not isinstance(session, str):
-            raise Fail(f"session/new did not give a session: {short(answer)}")
-        return session
+        if isinstance(session, str) and isinstance(result, dict):
+            return session, result
+        if not judged and isinstance(error, dict) and self.probe.session_error is not None:
+            raise Skip(f"needs a session, and session/new fails here (session.new): {short(error)}")
+        raise Fail(f"session/new did not give a session: {short(answer)}")
 
     def need_prompt(self, which: str = "prompt") -> str:
         text = getattr(self.options, which.replace("-", "_"))
