@@ -215,6 +215,13 @@ _UNKNOWN_SESSION_CALLS: list[tuple[str, str, str | None, dict[str, object]]] = [
     ("load", "session/load", "load", {"mcpServers": []}),
     ("resume", "session/resume", "resume", {"mcpServers": []}),
     ("close", "session/close", "close", {}),
+    ("set-mode", "session/set_mode", "modes", {"modeId": "x"}),
+    (
+        "set-config-option",
+        "session/set_config_option",
+        "configOptions",
+        {"configId": "x", "value": "x"},
+    ),
 ]
 
 
@@ -222,7 +229,10 @@ def _register_unknown(name: str, method: str, cap: str | None, extra: dict[str, 
     async def unknown(ctx: Ctx) -> str:
         if cap == "load" and ctx.probe.caps.get("loadSession") is not True:
             raise Skip("loadSession is not advertised")
-        if cap not in (None, "load") and not ctx.probe.session_cap(cap):
+        if cap in ("modes", "configOptions"):
+            if not (ctx.probe.session or {}).get(cap):
+                raise Skip(f"session/new returned no {cap}")
+        elif cap not in (None, "load") and not ctx.probe.session_cap(cap):
             raise Skip(f"sessionCapabilities.{cap} is not advertised")
         agent = await ctx.agent()
         params: dict[str, object] = {"sessionId": UNKNOWN_SESSION, **extra}

@@ -39,14 +39,24 @@ def updates(agent: AgentUnderTest, session: str, since: int = 0) -> list[Message
     return found
 
 
-async def turn(ctx: Ctx, which: str = "prompt") -> tuple[AgentUnderTest, str, Message, int]:
-    """A fresh agent, a session and one turn of the given text: the agent, the session,
-    the prompt's answer and how many messages preceded the answer."""
+async def turn(ctx: Ctx, which: str = "prompt") -> tuple[AgentUnderTest, str, Message]:
+    """A fresh agent, a session and one turn of the given text: the agent, the session
+    and the prompt's answer."""
     words = ctx.need_prompt(which)
     agent = await ctx.agent()
     session = await ctx.session(agent)
     answer = await agent.call("session/prompt", {"sessionId": session, "prompt": text(words)})
-    return agent, session, answer, agent.messages.index(answer)
+    return agent, session, answer
+
+
+async def no_late_updates(
+    agent: AgentUnderTest, session: str, answer: Message, seconds: float
+) -> None:
+    """Listen for `seconds` after a turn's answer: no session/update of it may follow."""
+    await agent.quiet(seconds)
+    late = updates(agent, session, agent.messages.index(answer) + 1)
+    if late:
+        raise Fail(f"{len(late)} session/update after the answer: {short(late[0])}")
 
 
 def stop_reason(answer: Message) -> object:
@@ -65,7 +75,7 @@ def stop_reason(answer: Message) -> object:
     "original `session/prompt` request with a `StopReason`",
 )
 async def prompt_stop_reason(ctx: Ctx) -> str:
-    _, _, answer, _ = await turn(ctx)
+    _, _, answer = await turn(ctx)
     reason = stop_reason(answer)
     if reason not in STOP_REASONS:
         raise Fail(f"stopReason {reason!r} is not one of {sorted(STOP_REASONS)}")
@@ -81,12 +91,9 @@ async def prompt_stop_reason(ctx: Ctx) -> str:
     "original `session/prompt` request with a `StopReason`",
 )
 async def updates_before_answer(ctx: Ctx) -> str:
-    agent, session, answer, at = await turn(ctx)
+    agent, session, answer = await turn(ctx)
     stop_reason(answer)
-    await agent.quiet(_AFTER)
-    late = updates(agent, session, at + 1)
-    if late:
-        raise Fail(f"{len(late)} session/update after the answer: {short(late[0])}")
+    await no_late_updates(agent, session, answer, _AFTER)
     return f"{len(updates(agent, session))} update(s), all before the answer"
 
 
@@ -98,7 +105,7 @@ async def updates_before_answer(ctx: Ctx) -> str:
     "The Agent reports the model's output to the Client via `session/update` notifications.",
 )
 async def updates_schema(ctx: Ctx) -> str:
-    agent, session, answer, _ = await turn(ctx)
+    agent, session, answer = await turn(ctx)
     stop_reason(answer)
     sent = [m for m in agent.messages if m.get("method") == "session/update"]
     for message in sent:
@@ -160,7 +167,7 @@ async def unadvertised_content(ctx: Ctx) -> str:
 )
 async def no_unadvertised_calls(ctx: Ctx) -> str:
     which = "permission-prompt" if ctx.options.permission_prompt else "prompt"
-    agent, _, answer, _ = await turn(ctx, which)
+    agent, _, answer = await turn(ctx, which)
     await agent.quiet(_AFTER)
     if agent.unexpected_requests:
         raise Fail(f"the agent called {sorted(set(agent.unexpected_requests))}")
@@ -216,11 +223,7 @@ async def no_updates_after(ctx: Ctx) -> str:
     agent, session, rid = await slow_turn(ctx)
     await agent.notify("session/cancel", {"sessionId": session})
     answer = await agent.response(rid)
-    at = agent.messages.index(answer)
-    await agent.quiet(_AFTER * 2)
-    late = updates(agent, session, at + 1)
-    if late:
-        raise Fail(f"{len(late)} session/update after the answer: {short(late[0])}")
+    await no_late_updates(agent, session, answer, _AFTER * 2)
     return f"answered {short(answer, 100)}; nothing after it"
 
 
