@@ -178,7 +178,8 @@ def render_text(report: Report, *, color: bool = False, verbose: bool = False) -
             if result.failed or verbose:
                 lines.extend(_indented(str(case.citation), pad))
             if result.detail and result.outcome is not Outcome.PASS:
-                lines.extend(_indented(result.detail, pad + "-> "))
+                first, *rest = _indented(result.detail, pad + "   ")
+                lines.extend([pad + "-> " + first.removeprefix(pad + "   "), *rest])
             elif result.detail and verbose:
                 lines.extend(_indented(result.detail, pad))
         lines.append("")
