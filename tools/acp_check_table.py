@@ -16,7 +16,8 @@ def row(name: str, path: str) -> str:
     failed = summary["failed"]
     return (
         f"| {name} | {summary['total']} | {summary['passed']} | {failed['MUST']} | "
-        f"{failed['SHOULD']} | {summary['skipped']} | {report['exitStatus']} |"
+        f"{failed['SHOULD']} | {summary['skipped']} | {report['exitStatus']} | "
+        f"{report['seconds']:.0f} s |"
     )
 
 
@@ -24,8 +25,8 @@ def main(argv: list[str]) -> int:
     if not argv or any("=" not in arg for arg in argv):
         print(__doc__, file=sys.stderr)
         return 2
-    print("| agent | cases | passed | failed MUST | failed SHOULD | skipped | exit |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| agent | cases | passed | failed MUST | failed SHOULD | skipped | exit | time |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for arg in argv:
         name, _, path = arg.partition("=")
         print(row(name, path))
