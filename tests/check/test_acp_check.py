@@ -60,6 +60,7 @@ def test_our_example_agent_fails_no_must() -> None:
         "init.gate",
         "session.prompt-unknown",
         "session.load-unknown",
+        "session.load-replay",
         "prompt.updates-before-answer",
         "cancel.session-cancel",
         "cancel.cancel-request",

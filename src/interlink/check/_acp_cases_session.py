@@ -352,6 +352,37 @@ async def delete_unknown(ctx: Ctx) -> str:
 
 
 @case(
+    "session.load-replay",
+    "session/load of a session with a turn replays it as session/update before answering",
+    MUST,
+    SETUP,
+    "The Agent MUST replay the entire conversation to the Client in the form of "
+    "`session/update` notifications (like `session/prompt`).",
+)
+async def load_replay(ctx: Ctx) -> str:
+    if ctx.probe.caps.get("loadSession") is not True:
+        raise Skip("loadSession is not advertised")
+    words = ctx.need_prompt()
+    agent = await ctx.agent()
+    session = await ctx.session(agent)
+    prompt = [{"type": "text", "text": words}]
+    turn = await agent.call("session/prompt", {"sessionId": session, "prompt": prompt})
+    if "result" not in turn:
+        raise Fail(f"the turn to replay failed: {short(turn)}")
+    params = {"sessionId": session, "cwd": ctx.options.session_cwd, "mcpServers": []}
+    seen = len(agent.messages)
+    rid = await agent.request("session/load", params)
+    answer = await agent.response(rid)
+    if "result" not in answer:
+        raise Fail(f"session/load of a live session failed: {short(answer)}")
+    before = agent.messages[seen : agent.messages.index(answer)]
+    replayed = [m for m in before if m.get("method") == "session/update"]
+    if not replayed:
+        raise Fail("no session/update of the conversation before the answer to session/load")
+    return f"{len(replayed)} session/update replayed, then the answer"
+
+
+@case(
     "session.resume-no-replay",
     "session/resume answers without replaying the conversation",
     MUST,
