@@ -15,6 +15,7 @@ a run always ends.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -22,7 +23,17 @@ from dataclasses import dataclass, field
 from interlink.check._report import Case, Citation, Level, Outcome, Report, Result, selected
 from interlink.check._wire import AgentUnderTest, Launch, Message, NoAnswer
 
-__all__ = ["CASES", "Ctx", "Fail", "Options", "Probe", "Skip", "case", "run_check"]
+__all__ = [
+    "CASES",
+    "Ctx",
+    "Fail",
+    "Options",
+    "Probe",
+    "Skip",
+    "case",
+    "load_cases",
+    "run_check",
+]
 
 CaseFn = Callable[["Ctx"], Awaitable[str]]
 
@@ -87,6 +98,14 @@ class Entry:
 
 
 CASES: list[Entry] = []
+_CASE_MODULES = ("rpc", "session", "config", "turn")  # the report's order of areas
+
+
+def load_cases() -> list[Entry]:
+    """Every case, registered in report order (importing a module registers its cases)."""
+    for name in _CASE_MODULES:
+        importlib.import_module(f"interlink.check._acp_cases_{name}")
+    return CASES
 
 
 def case(id: str, title: str, level: Level, page: str, sentence: str) -> Callable[[CaseFn], CaseFn]:
@@ -235,7 +254,7 @@ async def _run_one(entry: Entry, options: Options, probe: Probe) -> Result:
 
 async def run_check(options: Options, target: str) -> Report:
     """Every selected case against the agent; the report in registration order."""
-    from interlink.check import _acp_cases_rpc, _acp_cases_session, _acp_cases_turn  # noqa: F401
+    load_cases()
 
     started = time.monotonic()
     probe = await _probe(options)

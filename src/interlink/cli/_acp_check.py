@@ -67,13 +67,11 @@ def run(args: argparse.Namespace) -> int:
     import shlex
 
     from interlink.check import render_json, render_junit, render_text
-    from interlink.check._acp_runner import CASES, Options, run_check
+    from interlink.check._acp_runner import Options, load_cases, run_check
     from interlink.check._wire import Launch
 
     if args.list:
-        from interlink.check import _acp_cases_rpc, _acp_cases_session, _acp_cases_turn  # noqa: F401
-
-        for entry in CASES:
+        for entry in load_cases():
             c = entry.case
             print(f"{c.id:<40} {c.level.value:<6} {c.title}")
         return 0
