@@ -17,7 +17,7 @@ import select
 import sys
 
 from interlink import __version__
-from interlink.cli import _a2a_client, _a2a_serve, _acp_client, _acp_serve
+from interlink.cli import _a2a_client, _a2a_serve, _acp_check, _acp_client, _acp_serve
 from interlink.cli._parser import Parser
 
 _ACP = "ACP v1: an editor starts an agent as a subprocess and both speak JSON-RPC over stdio."
@@ -49,6 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     acp_commands = acp.add_subparsers(dest="acp_command", metavar="COMMAND", required=True)
     _acp_serve.add_parser(acp_commands)
     _acp_client.add_parser(acp_commands)
+    _acp_check.add_parser(acp_commands)
 
     a2a = commands.add_parser("a2a", help="Agent2Agent: serve agents over HTTP", description=_A2A)
     a2a_commands = a2a.add_subparsers(dest="a2a_command", metavar="COMMAND", required=True)
@@ -94,6 +95,8 @@ def _run(argv: list[str] | None) -> int:
         return _acp_serve.run(args)
     if args.command == "acp" and args.acp_command == "client":
         return _acp_client.run(args)
+    if args.command == "acp" and args.acp_command == "check":
+        return _acp_check.run(args)
     if args.command == "a2a" and args.a2a_command == "serve":
         return _a2a_serve.run(args)
     if args.command == "a2a" and args.a2a_command == "db":

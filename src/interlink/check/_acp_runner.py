@@ -1,0 +1,271 @@
+"""How `interlink acp check` runs its cases: the registry, what a case is given, the run.
+
+A case is an async function registered with `@case(...)` together with its metadata (id,
+title, level, the page and sentence it checks). It is given a `Ctx`: the options, what
+the probe learnt (the `initialize` answer and a first `session/new`), and `agent()`,
+which starts a fresh agent process for it (each case gets its own; all are killed when
+the case ends). A case returns what it saw (PASS), or raises `Fail` or `Skip`; an agent
+that stays silent raises `NoAnswer` inside a wait, which is a FAIL naming the wait. Any
+other exception is an ERROR: the checker broke, not the agent.
+
+Cases run `jobs` at a time; each is bounded by a multiple of the timeout as a whole, so
+a run always ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+from interlink.check._report import Case, Citation, Level, Outcome, Report, Result, selected
+from interlink.check._wire import AgentUnderTest, Launch, Message, NoAnswer
+
+__all__ = [
+    "CASES",
+    "Ctx",
+    "Fail",
+    "Options",
+    "Probe",
+    "Skip",
+    "case",
+    "load_cases",
+    "run_check",
+]
+
+CaseFn = Callable[["Ctx"], Awaitable[str]]
+
+PROTOCOL_VERSION = 1
+CLIENT_INFO = {"name": "interlink-acp-check", "version": "1"}
+
+
+class Fail(Exception):
+    """The agent broke the rule; the message says what was seen."""
+
+
+class Skip(Exception):
+    """The case cannot be asked of this agent; the message says why."""
+
+
+@dataclass(frozen=True)
+class Options:
+    launch: Launch
+    session_cwd: str
+    timeout: float = 10.0
+    startup: float = 30.0  # how long the first answer (to initialize) may take: a cold start
+    prompt: str | None = None
+    slow_prompt: str | None = None
+    permission_prompt: str | None = None
+    auth: str | None = None
+    jobs: int = 4
+    only: Sequence[str] = ()
+
+
+@dataclass
+class Probe:
+    """What one plain start taught about the agent, for the cases' skips."""
+
+    init: Message | None = None  # the initialize result
+    init_problem: str = ""
+    session: Message | None = None  # the first session/new result
+    session_error: Message | None = None  # its error object, if it failed
+
+    @property
+    def caps(self) -> Message:
+        caps = (self.init or {}).get("agentCapabilities")
+        return caps if isinstance(caps, dict) else {}
+
+    def session_cap(self, name: str) -> bool:
+        session = self.caps.get("sessionCapabilities")
+        return isinstance(session, dict) and session.get(name) is not None
+
+    def prompt_cap(self, name: str) -> bool:
+        prompt = self.caps.get("promptCapabilities")
+        return isinstance(prompt, dict) and prompt.get(name) is True
+
+    @property
+    def auth_methods(self) -> list[Message]:
+        methods = (self.init or {}).get("authMethods")
+        return [m for m in methods if isinstance(m, dict)] if isinstance(methods, list) else []
+
+
+@dataclass(frozen=True)
+class Entry:
+    case: Case
+    fn: CaseFn
+
+
+CASES: list[Entry] = []
+_CASE_MODULES = ("rpc", "session", "config", "turn")  # the report's order of areas
+
+
+def load_cases() -> list[Entry]:
+    """Every case, registered in report order (importing a module registers its cases)."""
+    for name in _CASE_MODULES:
+        importlib.import_module(f"interlink.check._acp_cases_{name}")
+    return CASES
+
+
+def case(id: str, title: str, level: Level, page: str, sentence: str) -> Callable[[CaseFn], CaseFn]:
+    """Register a case; `page` is the spec page (or section), `sentence` its own words."""
+
+    def register(fn: CaseFn) -> CaseFn:
+        area = id.split(".", 1)[0]
+        CASES.append(Entry(Case(id, area, title, level, Citation(page, sentence)), fn))
+        return fn
+
+    return register
+
+
+@dataclass
+class Ctx:
+    options: Options
+    probe: Probe
+    agents: list[AgentUnderTest] = field(default_factory=list)
+
+    async def agent(self, *, initialized: bool = True) -> AgentUnderTest:
+        """A fresh agent process, `initialize`d unless told otherwise."""
+        agent = AgentUnderTest(self.options.launch, self.options.timeout)
+        self.agents.append(agent)
+        await agent.start()
+        if initialized:
+            answer = await self.initialize(agent)
+            if "result" not in answer:
+                raise Fail(f"initialize failed: {short(answer)}")
+        return agent
+
+    async def initialize(
+        self, agent: AgentUnderTest, version: object = PROTOCOL_VERSION
+    ) -> Message:
+        """Send initialize and wait for its answer, allowing for the agent's start-up."""
+        rid = await agent.request("initialize", initialize_params(version))
+        return await agent.response(rid, within=self.options.startup)
+
+    async def session(self, agent: AgentUnderTest, *, judged: bool = False) -> str:
+        """A new session's id; see `new_session`."""
+        return (await self.new_session(agent, judged=judged))[0]
+
+    async def new_session(
+        self, agent: AgentUnderTest, *, judged: bool = False
+    ) -> tuple[str, Message]:
+        """A new session (authenticating first with --auth): its id and the whole result.
+        An agent that wants authentication the checker was not given makes the case a
+        SKIP; so does one whose session/new fails as it failed in the probe, unless the
+        case judges session/new itself (`judged`): one FAIL for one fault."""
+        if self.options.auth:
+            answer = await agent.call("authenticate", {"methodId": self.options.auth})
+            if "error" in answer:
+                raise Fail(f"authenticate {self.options.auth!r} failed: {short(answer)}")
+        answer = await agent.call("session/new", session_params(self.options))
+        error = answer.get("error")
+        if isinstance(error, dict) and error.get("code") == -32000:
+            raise Skip(f"session/new needs authentication ({short(answer)}); pass --auth")
+        result = answer.get("result")
+        session = result.get("sessionId") if isinstance(result, dict) else None
+        if isinstance(session, str) and isinstance(result, dict):
+            return session, result
+        if not judged and isinstance(error, dict) and self.probe.session_error is not None:
+            raise Skip(f"needs a session, and session/new fails here (session.new): {short(error)}")
+        raise Fail(f"session/new did not give a session: {short(answer)}")
+
+    def need_prompt(self, which: str = "prompt") -> str:
+        text = getattr(self.options, which.replace("-", "_"))
+        if not text:
+            raise Skip(f"needs a turn: pass --{which} TEXT")
+        return str(text)
+
+    async def close(self) -> None:
+        await asyncio.gather(*(a.close() for a in self.agents), return_exceptions=True)
+
+
+def initialize_params(version: object = PROTOCOL_VERSION, **extra: object) -> Message:
+    """What a client that advertises nothing sends (every capability omitted)."""
+    return {
+        "protocolVersion": version,
+        "clientCapabilities": {},
+        "clientInfo": CLIENT_INFO,
+        **extra,
+    }
+
+
+def session_params(options: Options, **extra: object) -> Message:
+    return {"cwd": options.session_cwd, "mcpServers": [], **extra}
+
+
+def short(value: object, limit: int = 300) -> str:
+    """A message, compactly, for a detail line."""
+    import json
+
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+async def _probe(options: Options) -> Probe:
+    probe = Probe()
+    ctx = Ctx(options, probe)
+    try:
+        agent = await ctx.agent(initialized=False)
+        answer = await ctx.initialize(agent)
+        if not isinstance(answer.get("result"), dict):
+            probe.init_problem = f"initialize was answered {short(answer)}"
+            return probe
+        probe.init = answer["result"]  # type: ignore[assignment]
+        if options.auth:
+            await agent.call("authenticate", {"methodId": options.auth})
+        answer = await agent.call("session/new", session_params(options))
+        if isinstance(answer.get("result"), dict):
+            probe.session = answer["result"]  # type: ignore[assignment]
+        elif isinstance(answer.get("error"), dict):
+            probe.session_error = answer["error"]  # type: ignore[assignment]
+    except NoAnswer as exc:
+        probe.init_problem = probe.init_problem or str(exc)
+    finally:
+        await ctx.close()
+    return probe
+
+
+def _case_limit(options: Options) -> float:
+    return options.startup + options.timeout * 4 + 5
+
+
+async def _run_one(entry: Entry, options: Options, probe: Probe) -> Result:
+    ctx = Ctx(options, probe)
+    started = time.monotonic()
+    outcome, detail = Outcome.PASS, ""
+    try:
+        async with asyncio.timeout(_case_limit(options)):
+            detail = await entry.fn(ctx)
+    except Fail as exc:
+        outcome, detail = Outcome.FAIL, str(exc)
+    except Skip as exc:
+        outcome, detail = Outcome.SKIP, str(exc)
+    except NoAnswer as exc:
+        outcome, detail = Outcome.FAIL, str(exc)
+    except TimeoutError:
+        outcome, detail = Outcome.FAIL, f"the case did not end within {_case_limit(options):g}s"
+    except Exception as exc:  # the checker's own fault: reported, never hidden
+        outcome, detail = Outcome.ERROR, f"{type(exc).__name__}: {exc}"
+    finally:
+        await ctx.close()
+    return Result(entry.case, outcome, detail, time.monotonic() - started)
+
+
+async def run_check(options: Options, target: str) -> Report:
+    """Every selected case against the agent; the report in registration order."""
+    load_cases()
+
+    started = time.monotonic()
+    probe = await _probe(options)
+    entries = [e for e in CASES if selected(e.case, options.only)]
+    gate = asyncio.Semaphore(max(1, options.jobs))
+
+    async def limited(entry: Entry) -> Result:
+        async with gate:
+            return await _run_one(entry, options, probe)
+
+    results = await asyncio.gather(*(limited(e) for e in entries))
+    report = Report("interlink acp check", "ACP v1", target, list(results))
+    report.seconds = time.monotonic() - started
+    return report

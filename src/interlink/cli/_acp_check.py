@@ -1,0 +1,119 @@
+"""`interlink acp check [options] -- AGENT_CMD [ARGS...]`: does an agent follow ACP v1?
+
+Runs every case of `interlink.check` against fresh processes of the agent and prints the
+report (text, `--json`, `--junit FILE`). Exit status: 0 when no MUST case failed
+(`--strict`: no SHOULD either), 1 otherwise, 2 for bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+
+__all__ = ["add_parser", "run"]
+
+_PROG = "interlink acp check"
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    check = commands.add_parser(
+        "check",
+        help="check that an ACP agent follows the protocol",
+        description="Start AGENT_CMD (a fresh process per case), speak raw JSON-RPC to it and "
+        "check the rules of ACP v1 and JSON-RPC 2.0: framing, initialisation, sessions, "
+        "capabilities, prompt turns, cancellation, authentication, extensions, the process. "
+        "Each case cites the spec's sentence and its level (MUST, SHOULD, MAY); a case the "
+        "agent cannot be asked is SKIP with the reason. Exit status 0 when no MUST failed.",
+    )
+    check.add_argument("--prompt", metavar="TEXT", help="an ordinary turn (enables turn cases)")
+    check.add_argument(
+        "--slow-prompt", metavar="TEXT", help="a turn that runs long enough to be cancelled"
+    )
+    check.add_argument(
+        "--permission-prompt", metavar="TEXT", help="a turn that asks for permission"
+    )
+    check.add_argument("--auth", metavar="METHOD_ID", help="authenticate with this method first")
+    check.add_argument(
+        "--env", metavar="KEY=VALUE", action="append", default=[], help="set in the agent's env"
+    )
+    check.add_argument("--cwd", metavar="DIR", help="the sessions' directory (default: here)")
+    check.add_argument(
+        "--only", metavar="CASE", action="append", default=[], help="a case id, area or prefix*"
+    )
+    check.add_argument("--jobs", "-j", type=int, default=4, metavar="N", help="cases at once (4)")
+    check.add_argument(
+        "--timeout", type=float, default=10.0, metavar="S", help="each wait, seconds (10)"
+    )
+    check.add_argument(
+        "--startup", type=float, default=30.0, metavar="S", help="for initialize's answer (30)"
+    )
+    check.add_argument("--json", action="store_true", help="print one JSON object, no text")
+    check.add_argument("--junit", metavar="FILE", help="also write JUnit XML to FILE")
+    check.add_argument("--strict", action="store_true", help="a failed SHOULD fails the run too")
+    check.add_argument("--verbose", "-v", action="store_true", help="cite every case")
+    check.add_argument("--list", action="store_true", help="list the cases and exit")
+    check.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- AGENT_CMD [ARGS...]")
+
+
+def _usage(message: str) -> int:
+    print(f"{_PROG}: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+    import shlex
+
+    from interlink.check import render_json, render_junit, render_text
+    from interlink.check._acp_runner import Options, load_cases, run_check
+    from interlink.check._wire import Launch
+
+    if args.list:
+        for entry in load_cases():
+            c = entry.case
+            print(f"{c.id:<40} {c.level.value:<6} {c.title}")
+        return 0
+    command = list(args.agent)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    if not command:
+        return _usage("give the agent's command after --")
+    if args.cwd is not None and not os.path.isdir(args.cwd):
+        return _usage(f"not a directory: {args.cwd}")
+    if args.jobs < 1 or args.timeout <= 0 or args.startup <= 0:
+        return _usage("--jobs, --timeout and --startup must be positive")
+    env: dict[str, str] = {}
+    for item in args.env:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            return _usage(f"--env takes KEY=VALUE, not {item!r}")
+        env[key] = value
+    cwd = os.path.abspath(args.cwd or os.getcwd())
+    if shutil.which(command[0]) is None:
+        return _usage(f"command not found: {command[0]}")
+    options = Options(
+        launch=Launch(command, env),  # started here, as an editor would from its project
+        session_cwd=cwd,
+        timeout=args.timeout,
+        startup=args.startup,
+        prompt=args.prompt,
+        slow_prompt=args.slow_prompt,
+        permission_prompt=args.permission_prompt,
+        auth=args.auth,
+        jobs=args.jobs,
+        only=args.only,
+    )
+    report = asyncio.run(run_check(options, shlex.join(command)))
+    if not report.results:
+        return _usage(f"--only {' '.join(args.only)} selects no case (see --list)")
+    if args.junit:
+        with open(args.junit, "w", encoding="utf-8") as file:
+            file.write(render_junit(report, strict=args.strict))
+    if args.json:
+        sys.stdout.write(render_json(report, strict=args.strict))
+    else:
+        color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+        sys.stdout.write(render_text(report, color=color, verbose=args.verbose))
+    return report.exit_status(strict=args.strict)
