@@ -1,0 +1,574 @@
+"""`interlink a2a check` cases: the agent card, its interfaces, version and extension
+negotiation, and the JSON-RPC binding's own rules (framing, ids, error objects)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+
+import httpx
+
+from interlink.a2a import types as t
+from interlink.a2a._codec import ValidationError, decode
+from interlink.check._a2a_runner import Ctx, Fail, Skip, case, expect_code
+from interlink.check._a2a_wire import Json, Refused, Reply
+from interlink.check._report import Level
+
+__all__ = ["probe"]
+
+MUST, SHOULD, MAY = Level.MUST, Level.SHOULD, Level.MAY
+UNKNOWN_TASK = "a2a-check-no-such-task-0f1e2d3c"
+JSONRPC = "JSONRPC"
+
+
+def interfaces(card: Json) -> list[Json]:
+    entries = card.get("supportedInterfaces")
+    return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+
+
+async def probe(ctx: Ctx) -> None:
+    """Fetch the card and choose the interface the cases speak to: the first JSON-RPC
+    interface the checker may contact. Problems are kept for the cases to report."""
+    try:
+        ctx.card_reply = await ctx.wire.get(ctx.card_url)
+    except (httpx.HTTPError, ValueError, Refused) as exc:
+        ctx.card_problem = f"GET {ctx.card_url} failed: {type(exc).__name__}: {exc}"
+    else:
+        if ctx.card_reply.status != 200 or not isinstance(ctx.card_reply.body, dict):
+            ctx.card_problem = f"GET {ctx.card_url}: {ctx.card_reply.describe()}"
+        else:
+            ctx.card = ctx.card_reply.body
+    if ctx.card_problem:
+        ctx.rpc_problem = f"no agent card ({ctx.card_problem})"
+        return
+    elsewhere = []
+    for entry in interfaces(ctx.card):
+        url = entry.get("url")
+        if str(entry.get("protocolBinding", "")).upper() != JSONRPC or not isinstance(url, str):
+            continue
+        if ctx.wire.allowed(url):
+            ctx.rpc_url = url
+            return
+        elsewhere.append(url)
+    if elsewhere:
+        ctx.rpc_problem = f"the JSON-RPC interface is elsewhere, not contacted: {elsewhere[0]}"
+    else:
+        ctx.rpc_problem = "the card declares no JSON-RPC interface"
+
+
+def _card(ctx: Ctx) -> Json:
+    if ctx.card_problem:
+        raise Skip(f"no agent card: {ctx.card_problem}")
+    return ctx.card
+
+
+# -- the card --------------------------------------------------------------------------
+
+
+@case(
+    "card.served",
+    "the agent card is served at /.well-known/agent-card.json",
+    MUST,
+    "§8.1",
+    "A2A Servers **MUST** make an Agent Card available.",
+)
+async def card_served(ctx: Ctx) -> str:
+    if ctx.card_problem:
+        raise Fail(ctx.card_problem)
+    return f"GET {ctx.card_url}: 200, {len(ctx.card_reply.raw) if ctx.card_reply else 0} bytes"
+
+
+@case(
+    "card.required",
+    "the card has every field the proto marks REQUIRED",
+    MUST,
+    "§5.7",
+    "Fields marked with `[(google.api.field_behavior) = REQUIRED]` indicate that the field "
+    "**MUST** be present and set in valid messages.",
+)
+async def card_required(ctx: Ctx) -> str:
+    _card(ctx)
+    assert ctx.card_reply is not None
+    try:
+        card = decode(t.AgentCard, ctx.card_reply.raw, check_required=True)
+    except ValidationError as exc:
+        raise Fail(f"the card is not a valid AgentCard: {exc}") from None
+    return f"a valid AgentCard: {card.name!r} {card.version}, {len(card.skills)} skill(s)"
+
+
+_USER_MAPS = {"params", "metadata", "header"}  # values are user data, any key
+_NAMED_MAPS = {"securitySchemes", "scopes"}  # keys are names, values are ours
+
+
+def _snake_keys(value: object, path: str, out: list[str]) -> None:
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            _snake_keys(item, f"{path}[{i}]", out)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if "_" in key:
+                out.append(f"{path}.{key}".lstrip("."))
+            if key in _USER_MAPS:
+                continue
+            if key in _NAMED_MAPS and isinstance(item, dict):
+                for name, sub in item.items():
+                    _snake_keys(sub, f"{path}.{key}.{name}", out)
+                continue
+            _snake_keys(item, f"{path}.{key}", out)
+
+
+@case(
+    "card.camel_case",
+    "the card's field names are camelCase",
+    MUST,
+    "§5.5",
+    "All JSON serializations of the A2A protocol data model **MUST** use **camelCase** "
+    "naming for field names, not the snake_case convention used in Protocol Buffer "
+    "definitions.",
+)
+async def card_camel_case(ctx: Ctx) -> str:
+    found: list[str] = []
+    _snake_keys(_card(ctx), "", found)
+    if found:
+        raise Fail(f"snake_case field names: {', '.join(found[:8])}")
+    return "every field name is camelCase"
+
+
+@case(
+    "card.interfaces",
+    "each declared interface names its binding and an absolute URL, and answers there",
+    MUST,
+    "§8.3.1",
+    "Each interface **MUST** accurately declare its transport protocol and URL",
+)
+async def card_interfaces(ctx: Ctx) -> str:
+    entries = interfaces(_card(ctx))
+    if not entries:
+        raise Fail("supportedInterfaces is empty")
+    seen, problems = [], []
+    for i, entry in enumerate(entries):
+        url, binding = entry.get("url"), entry.get("protocolBinding")
+        if not isinstance(url, str) or not isinstance(binding, str) or not binding:
+            problems.append(f"[{i}] url or protocolBinding missing: {entry}")
+            continue
+        try:
+            parsed = httpx.URL(url)
+        except httpx.InvalidURL:
+            parsed = None
+        if parsed is None or not parsed.is_absolute_url:
+            problems.append(f"[{i}] not an absolute URL: {url!r}")
+            continue
+        if binding.upper() != JSONRPC:
+            seen.append(f"[{i}] {binding} {url} (binding not checked by this version)")
+        elif not ctx.wire.allowed(url):
+            seen.append(f"[{i}] {binding} {url} (another host: not contacted)")
+        else:
+            reply = await ctx.wire.rpc(url, "GetTask", {"id": UNKNOWN_TASK})
+            if reply.error is None or reply.obj.get("jsonrpc") != "2.0":
+                problems.append(f"[{i}] {url} does not answer JSON-RPC: {reply.describe()}")
+            else:
+                seen.append(f"[{i}] JSONRPC {url} answers JSON-RPC")
+    if problems:
+        raise Fail("; ".join(problems))
+    return "; ".join(seen)
+
+
+@case(
+    "card.version_format",
+    "protocolVersion is Major.Minor, without a patch number",
+    SHOULD,
+    "§3.6",
+    "Patch version numbers SHOULD NOT be used in requests, responses and Agent Cards",
+)
+async def card_version_format(ctx: Ctx) -> str:
+    versions = [str(e.get("protocolVersion")) for e in interfaces(_card(ctx))]
+    bad = [v for v in versions if not re.fullmatch(r"\d+\.\d+", v)]
+    if bad:
+        raise Fail(f"protocolVersion not Major.Minor: {', '.join(bad)}")
+    return f"protocolVersion {', '.join(versions)}"
+
+
+@case(
+    "card.cache_control",
+    "the card response has Cache-Control with max-age",
+    SHOULD,
+    "§8.6.1",
+    "Agent Card HTTP endpoints **SHOULD** include a `Cache-Control` response header with a "
+    "`max-age` directive appropriate for the agent's expected update frequency",
+)
+async def card_cache_control(ctx: Ctx) -> str:
+    _card(ctx)
+    assert ctx.card_reply is not None
+    value = ctx.card_reply.headers.get("cache-control")
+    if value is None or not re.search(r"(^|[\s,])max-age=\d+", value):
+        raise Fail(f"Cache-Control: {value!r}")
+    return f"Cache-Control: {value}"
+
+
+@case(
+    "card.etag",
+    "the card response has an ETag",
+    SHOULD,
+    "§8.6.1",
+    "Agent Card HTTP endpoints **SHOULD** include an `ETag` response header derived from "
+    "the Agent Card's `version` field or a hash of the card content",
+)
+async def card_etag(ctx: Ctx) -> str:
+    _card(ctx)
+    assert ctx.card_reply is not None
+    etag = ctx.card_reply.headers.get("etag")
+    if not etag:
+        raise Fail("no ETag header")
+    return f"ETag: {etag}"
+
+
+@case(
+    "card.conditional",
+    "a conditional GET with the card's ETag is answered 304 Not Modified",
+    SHOULD,
+    "§8.6",
+    "Servers and clients **SHOULD** use standard HTTP caching mechanisms to reduce "
+    "unnecessary network overhead.",
+)
+async def card_conditional(ctx: Ctx) -> str:
+    _card(ctx)
+    assert ctx.card_reply is not None
+    etag = ctx.card_reply.headers.get("etag")
+    if not etag:
+        raise Skip("the card has no ETag to revalidate")
+    reply = await ctx.wire.get(ctx.card_url, {"If-None-Match": etag})
+    if reply.status != 304:
+        raise Fail(f"If-None-Match: {etag} got HTTP {reply.status}, not 304")
+    return f"If-None-Match {etag}: 304"
+
+
+@case(
+    "card.last_modified",
+    "the card response has Last-Modified",
+    MAY,
+    "§8.6.1",
+    "Agent Card HTTP endpoints **MAY** include a `Last-Modified` response header",
+)
+async def card_last_modified(ctx: Ctx) -> str:
+    _card(ctx)
+    assert ctx.card_reply is not None
+    value = ctx.card_reply.headers.get("last-modified")
+    if not value:
+        raise Fail("no Last-Modified header")
+    return f"Last-Modified: {value}"
+
+
+def _b64url(text: str) -> bytes:
+    if not re.fullmatch(r"[A-Za-z0-9_-]*", text):
+        raise ValueError("not base64url (RFC 7515: no padding, URL-safe alphabet)")
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+@case(
+    "card.signature",
+    "each card signature is a JWS whose protected header has alg and kid",
+    MUST,
+    "§8.4.2",
+    "The protected header **MUST** include: `alg`: Algorithm used for signing "
+    "(e.g., \"ES256\", \"RS256\") [...] `kid`: Key ID for identifying the signing key",
+)
+async def card_signature(ctx: Ctx) -> str:
+    signatures = _card(ctx).get("signatures")
+    if not signatures:
+        raise Skip("the card is not signed (signing is a MAY, §8.4)")
+    if not isinstance(signatures, list):
+        raise Fail(f"signatures is not an array: {signatures!r}")
+    seen = []
+    for i, sig in enumerate(signatures):
+        if not isinstance(sig, dict):
+            raise Fail(f"signatures[{i}] is not an object")
+        try:
+            header = json.loads(_b64url(str(sig.get("protected", ""))))
+            _b64url(str(sig.get("signature", "")))
+        except ValueError as exc:
+            raise Fail(f"signatures[{i}]: {exc}") from None
+        if not isinstance(header, dict) or not header.get("alg") or not header.get("kid"):
+            raise Fail(f"signatures[{i}]: protected header lacks alg or kid: {header!r}")
+        seen.append(f"alg {header['alg']}, kid {header['kid']}")
+    return "; ".join(seen) + " (the signature itself is not verified by this version)"
+
+
+@case(
+    "binding.equivalence",
+    "every other declared interface serves the same tasks (checked: JSON-RPC ones)",
+    MUST,
+    "§5.1",
+    "When an agent supports multiple protocols, all supported protocols **MUST**: [...] "
+    "Return semantically equivalent results for the same requests",
+)
+async def binding_equivalence(ctx: Ctx) -> str:
+    others = [e for e in interfaces(_card(ctx)) if e.get("url") != ctx.url]
+    if not others:
+        raise Skip("the card declares one interface")
+    task = await ctx.completed_task()
+    checked, skipped = [], []
+    for entry in others:
+        url, binding = str(entry.get("url")), str(entry.get("protocolBinding"))
+        if binding.upper() != JSONRPC:
+            skipped.append(f"{binding} {url}: binding not checked by this version")
+            continue
+        if not ctx.wire.allowed(url):
+            skipped.append(f"{url}: another host, not contacted")
+            continue
+        reply = await ctx.wire.rpc(url, "GetTask", {"id": task["id"]})
+        result = reply.result
+        if not isinstance(result, dict) or result.get("id") != task["id"]:
+            raise Fail(f"GetTask {task['id']} at {url}: {reply.describe()}")
+        checked.append(url)
+    if not checked:
+        raise Skip("; ".join(skipped))
+    return f"the same task at {', '.join(checked)}" + (f"; {'; '.join(skipped)}" if skipped else "")
+
+
+# -- version negotiation ---------------------------------------------------------------
+
+
+@case(
+    "version.unsupported",
+    "A2A-Version: 99.0 is answered VersionNotSupportedError (-32009)",
+    MUST,
+    "§3.6.2",
+    "If the version is not supported by the interface, agents MUST return a "
+    "[`VersionNotSupportedError`](#332-error-handling).",
+)
+async def version_unsupported(ctx: Ctx) -> str:
+    task = await ctx.completed_task()
+    reply = await ctx.call("GetTask", {"id": task["id"]}, version="99.0")
+    return expect_code(reply, -32009, "VersionNotSupportedError")
+
+
+def _versions_at(ctx: Ctx, url: str) -> set[str]:
+    return {
+        str(e.get("protocolVersion"))
+        for e in interfaces(ctx.card)
+        if e.get("url") == url and str(e.get("protocolBinding", "")).upper() == JSONRPC
+    }
+
+
+@case(
+    "version.empty_is_0_3",
+    "a request without A2A-Version is taken as 0.3 (refused when 0.3 is not declared)",
+    MUST,
+    "§3.6.2",
+    "Agents MUST interpret empty value as 0.3 version.",
+)
+async def version_empty(ctx: Ctx) -> str:
+    if "0.3" in _versions_at(ctx, ctx.url):
+        raise Skip("the interface declares 0.3; 0.3 semantics are not checked")
+    task = await ctx.completed_task()
+    reply = await ctx.call("GetTask", {"id": task["id"]}, version=None)
+    return expect_code(reply, -32009, "VersionNotSupportedError")
+
+
+@case(
+    "version.patch_ignored",
+    "A2A-Version: 1.0.3 is served as 1.0 (the patch number is not negotiated)",
+    MUST,
+    "§3.6",
+    "Patch version numbers [...] MUST not be considered when clients and servers "
+    "negotiate protocol versions.",
+)
+async def version_patch(ctx: Ctx) -> str:
+    task = await ctx.completed_task()
+    reply = await ctx.call("GetTask", {"id": task["id"]}, version="1.0.3")
+    if not isinstance(reply.result, dict):
+        raise Fail(f"A2A-Version: 1.0.3 got {reply.describe()}")
+    return "A2A-Version: 1.0.3 served"
+
+
+@case(
+    "version.query_parameter",
+    "the version may come as the A2A-Version query parameter (99.0 there is refused)",
+    MAY,
+    "§3.6.1",
+    "Clients MAY provide the `A2A-Version` as a request parameter instead of a header.",
+)
+async def version_query(ctx: Ctx) -> str:
+    url = httpx.URL(ctx.url).copy_merge_params({"A2A-Version": "99.0"})
+    reply = await ctx.wire.rpc(str(url), "GetTask", {"id": UNKNOWN_TASK}, version=None)
+    return expect_code(reply, -32009, "VersionNotSupportedError")
+
+
+# -- extensions ------------------------------------------------------------------------
+
+
+def _extensions(ctx: Ctx) -> list[Json]:
+    caps = ctx.card.get("capabilities")
+    found = caps.get("extensions") if isinstance(caps, dict) else None
+    return [e for e in found if isinstance(e, dict)] if isinstance(found, list) else []
+
+
+@case(
+    "extensions.required",
+    "a request that does not activate a required extension is refused (-32008)",
+    MUST,
+    "§3.3.4",
+    "When a server requests use of an extension marked as `required: true` in the Agent "
+    "Card but the client does not declare support for it, the agent **MUST** return "
+    "[`ExtensionSupportRequiredError`](#332-error-handling).",
+)
+async def extensions_required(ctx: Ctx) -> str:
+    required = [str(e.get("uri")) for e in _extensions(ctx) if e.get("required") is True]
+    if not required:
+        raise Skip("the card declares no required extension")
+    reply = await ctx.send(ctx.options.prompt)
+    return expect_code(reply, -32008, "ExtensionSupportRequiredError") + f" ({required[0]})"
+
+
+@case(
+    "extensions.unknown_ignored",
+    "an extension the agent does not know (A2A-Extensions) is ignored",
+    SHOULD,
+    "§4.6.3",
+    "If a client requests a versions of an extension that the agent does not support, the "
+    "agent **SHOULD** ignore the extension for that interaction and proceed without it",
+)
+async def extensions_unknown(ctx: Ctx) -> str:
+    if any(e.get("required") is True for e in _extensions(ctx)):
+        raise Skip("the card declares a required extension")
+    task = await ctx.completed_task()
+    headers = {"A2A-Extensions": "https://a2a-check.invalid/extensions/unknown/v1"}
+    reply = await ctx.call("GetTask", {"id": task["id"]}, headers=headers)
+    if not isinstance(reply.result, dict):
+        raise Fail(f"with an unknown extension: {reply.describe()}")
+    return "served; A2A-Extensions in the response: " + repr(
+        reply.headers.get("a2a-extensions")
+    )
+
+
+# -- the JSON-RPC binding --------------------------------------------------------------
+
+
+def _error_reply(reply: Reply, code: int, name: str, *, null_id: bool = False) -> str:
+    detail = expect_code(reply, code, name)
+    if null_id and reply.obj.get("id", "absent") is not None:
+        raise Fail(f"{name}: id is {reply.obj.get('id', 'absent')!r}, not null")
+    return detail
+
+
+_RESPOND = (
+    "When a rpc call is made, the Server MUST reply with a Response, except for in the "
+    "case of Notifications."
+)
+
+
+@case("jsonrpc.parse_error", "invalid JSON is answered -32700 with id null", MUST,
+      "JSON-RPC 2.0 §5", _RESPOND)
+async def jsonrpc_parse_error(ctx: Ctx) -> str:
+    reply = await ctx.wire.post(ctx.url, b'{"jsonrpc": "2.0", "id": 1, "method": ')
+    return _error_reply(reply, -32700, "Parse error", null_id=True)
+
+
+@case("jsonrpc.invalid_request", "a request without a method is answered -32600", MUST,
+      "JSON-RPC 2.0 §5", _RESPOND)
+async def jsonrpc_invalid_request(ctx: Ctx) -> str:
+    reply = await ctx.wire.post(ctx.url, b'{"jsonrpc": "2.0", "id": 5, "params": {}}')
+    return _error_reply(reply, -32600, "Invalid Request")
+
+
+@case("jsonrpc.method_not_found", "an unknown method is answered -32601", MUST,
+      "JSON-RPC 2.0 §5", _RESPOND)
+async def jsonrpc_method_not_found(ctx: Ctx) -> str:
+    return _error_reply(await ctx.call("a2a/noSuchMethod", {}), -32601, "Method not found")
+
+
+@case(
+    "jsonrpc.invalid_params",
+    "SendMessage whose message has no parts and no messageId is refused",
+    MUST,
+    "§3.3.2",
+    "Servers **MUST** validate all input parameters before processing",
+)
+async def jsonrpc_invalid_params(ctx: Ctx) -> str:
+    reply = await ctx.call("SendMessage", {"message": {"role": "ROLE_USER", "parts": []}})
+    if reply.error is None:
+        raise Fail(f"accepted: {reply.describe()}")
+    return reply.describe()
+
+
+@case(
+    "jsonrpc.invalid_params_code",
+    "invalid parameters are answered -32602",
+    SHOULD,
+    "§9.5",
+    "| `-32602` | `InvalidParamsError` | \"Invalid parameters\" | The method parameters "
+    "are invalid |",
+)
+async def jsonrpc_invalid_params_code(ctx: Ctx) -> str:
+    reply = await ctx.call("SendMessage", {"message": {"role": "ROLE_USER", "parts": []}})
+    return expect_code(reply, -32602, "Invalid params")
+
+
+@case(
+    "jsonrpc.id_echo",
+    "the response id is the request's id, exactly (string and number)",
+    MUST,
+    "JSON-RPC 2.0 §5",
+    "It MUST be the same as the value of the id member in the Request Object.",
+)
+async def jsonrpc_id_echo(ctx: Ctx) -> str:
+    for id in ("a2a-check-\u00e9-1", 4242):
+        reply = await ctx.call("GetTask", {"id": UNKNOWN_TASK}, id=id)
+        got = reply.obj.get("id", "absent")
+        if got != id or type(got) is not type(id):
+            raise Fail(f"request id {id!r} answered with id {got!r}")
+    return "string and number ids echoed"
+
+
+@case(
+    "jsonrpc.content_type",
+    "JSON-RPC responses are Content-Type application/json",
+    SHOULD,
+    "§9.1",
+    "**Content-Type:** `application/json` for requests and responses",
+)
+async def jsonrpc_content_type(ctx: Ctx) -> str:
+    reply = await ctx.call("GetTask", {"id": UNKNOWN_TASK})
+    value = reply.headers.get("content-type", "")
+    if value.split(";")[0].strip().lower() != "application/json":
+        raise Fail(f"Content-Type: {value!r}")
+    return f"Content-Type: {value}"
+
+
+@case(
+    "jsonrpc.error_details",
+    "error.data, when present, is an array of objects that each have @type",
+    MUST,
+    "§9.5",
+    "Each object in the `data` array **MUST** include a `@type` key that identifies the "
+    "object's type.",
+)
+async def jsonrpc_error_details(ctx: Ctx) -> str:
+    reply = await ctx.call("GetTask", {"id": UNKNOWN_TASK})
+    if reply.error is None:
+        raise Fail(f"GetTask of an unknown task: {reply.describe()}")
+    if "data" not in reply.error:
+        return "no error.data (it is optional)"
+    data = reply.error["data"]
+    if not isinstance(data, list) or not all(isinstance(d, dict) and "@type" in d for d in data):
+        raise Fail(f"error.data: {json.dumps(data)[:300]}")
+    return f"error.data: {', '.join(str(d['@type']) for d in data)}"
+
+
+@case(
+    "jsonrpc.error_info",
+    "an A2A error carries a google.rpc.ErrorInfo in error.data",
+    SHOULD,
+    "§9.5",
+    "Implementations **SHOULD** use well-known types such as `google.rpc.ErrorInfo` to "
+    "refine error reporting",
+)
+async def jsonrpc_error_info(ctx: Ctx) -> str:
+    reply = await ctx.call("GetTask", {"id": UNKNOWN_TASK})
+    data = (reply.error or {}).get("data")
+    items = data if isinstance(data, list) else []
+    info = [d for d in items if isinstance(d, dict) and "ErrorInfo" in str(d.get("@type"))]
+    if not info:
+        raise Fail(f"no ErrorInfo in {reply.describe()}; data: {json.dumps(data)[:200]}")
+    return f"ErrorInfo reason {info[0].get('reason')!r}, domain {info[0].get('domain')!r}"

@@ -1,0 +1,619 @@
+"""`interlink a2a check` cases: SSE streams (SendStreamingMessage, SubscribeToTask, the
+Task snapshot first, closing at a terminal state, `Last-Event-ID`), and push
+notifications (capability, config CRUD, a delivery to the checker's loopback webhook)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+
+from interlink.check._a2a_cases_card import UNKNOWN_TASK
+from interlink.check._a2a_runner import (
+    TERMINAL,
+    Ctx,
+    Fail,
+    Skip,
+    case,
+    expect_code,
+    message,
+    state_of,
+)
+from interlink.check._a2a_wire import Delivery, Json, Reply, SseEvent, Stream
+from interlink.check._report import Level
+
+__all__: list[str] = []
+
+MUST, SHOULD, MAY = Level.MUST, Level.SHOULD, Level.MAY
+KINDS = ("task", "message", "statusUpdate", "artifactUpdate")
+
+
+def payload(event: SseEvent, stream: Stream) -> tuple[str, Json]:
+    """The StreamResponse an SSE event carries: (its kind, the object). FAIL when the event
+    is not one JSON-RPC response to the request with exactly one of the four kinds."""
+    body = event.json()
+    if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
+        raise Fail(f"an SSE event that is not a JSON-RPC response: {event.data[:200]!r}")
+    if body.get("id") != stream.request_id:
+        raise Fail(f"an SSE event with id {body.get('id')!r}, the request's is "
+                   f"{stream.request_id}")
+    if "error" in body:
+        return "error", body["error"] if isinstance(body["error"], dict) else {}
+    result = body.get("result")
+    kinds = [k for k in KINDS if isinstance(result, dict) and isinstance(result.get(k), dict)]
+    if not isinstance(result, dict) or len(kinds) != 1 or len(result) != 1:
+        raise Fail(f"an SSE result that is not one StreamResponse kind: {event.data[:200]!r}")
+    return kinds[0], result[kinds[0]]
+
+
+def is_terminal(kind: str, obj: Json) -> bool:
+    return kind in ("task", "statusUpdate") and state_of(obj) in TERMINAL
+
+
+@dataclass
+class Seen:
+    """What one whole stream showed."""
+
+    content_type: str = ""
+    reply: Reply | None = None  # a plain JSON answer instead of a stream
+    kinds: list[str] = field(default_factory=list)
+    objects: list[Json] = field(default_factory=list)
+    events: list[SseEvent] = field(default_factory=list)
+    closed: bool = False
+
+    def describe(self) -> str:
+        if self.reply is not None:
+            return f"not a stream ({self.content_type!r}): {self.reply.describe()}"
+        states = [state_of(o) or k for k, o in zip(self.kinds, self.objects, strict=True)]
+        return f"{len(self.kinds)} event(s): {', '.join(states)}"
+
+
+async def read_stream(ctx: Ctx, method: str, params: Json) -> Seen:
+    """Run a streaming call to its end (the server closes it) and keep what it sent."""
+    seen = Seen()
+    async with ctx.wire.stream(ctx.url, method, params) as stream:
+        seen.content_type, seen.reply = stream.content_type, stream.reply
+        if stream.reply is None:
+            while (event := await stream.next()) is not None:
+                kind, obj = payload(event, stream)
+                seen.kinds.append(kind)
+                seen.objects.append(obj)
+            seen.closed, seen.events = stream.closed, stream.events
+    return seen
+
+
+async def streamed_task(ctx: Ctx) -> Seen:
+    """SendStreamingMessage with --prompt, read to the end (once per run)."""
+    ctx.need_streaming()
+
+    async def run() -> Seen:
+        return await read_stream(ctx, "SendStreamingMessage", {"message": message(ctx.options.prompt)})
+
+    seen = await ctx.once("stream", run)
+    if seen.reply is not None:
+        raise Fail(seen.describe())
+    return seen
+
+
+_BEGIN = (
+    "If the agent returns a [`Task`](#411-task), the stream MUST begin with the Task "
+    "object, followed by zero or more [`TaskStatusUpdateEvent`](#421-taskstatusupdateevent) "
+    "or [`TaskArtifactUpdateEvent`](#422-taskartifactupdateevent) objects."
+)
+_CLOSE = "The stream MUST close when the task reaches a terminal state"
+
+
+@case(
+    "stream.unsupported",
+    "without capabilities.streaming, SendStreamingMessage is UnsupportedOperationError",
+    MUST,
+    "§3.3.4",
+    "If `AgentCard.capabilities.streaming` is `false` or not present, attempts to use "
+    "`SendStreamingMessage` or `SubscribeToTask` operations **MUST** return "
+    "[`UnsupportedOperationError`](#332-error-handling).",
+)
+async def stream_unsupported(ctx: Ctx) -> str:
+    if ctx.capability("streaming"):
+        raise Skip("the card declares capabilities.streaming")
+    params = {"message": message(ctx.options.prompt)}
+    async with ctx.wire.stream(ctx.url, "SendStreamingMessage", params) as stream:
+        if stream.reply is not None:
+            return expect_code(stream.reply, -32004, "UnsupportedOperationError")
+        event = await stream.next()
+        kind, obj = payload(event, stream) if event else ("none", {})
+        if kind == "error" and obj.get("code") == -32004:
+            return "UnsupportedOperationError (-32004) as an SSE event"
+        raise Fail(f"streamed a {kind}")
+
+
+@case(
+    "stream.content_type",
+    "SendStreamingMessage answers HTTP 200 text/event-stream",
+    MUST,
+    "§3.1.2",
+    "The operation MUST establish a streaming connection for real-time updates.",
+)
+async def stream_content_type(ctx: Ctx) -> str:
+    seen = await streamed_task(ctx)
+    return f"Content-Type: {seen.content_type}"
+
+
+@case(
+    "stream.framing",
+    "each SSE event is one JSON-RPC response (the request's id) with one StreamResponse",
+    MUST,
+    "§9.4.2",
+    "**Response:** HTTP 200 with `Content-Type: text/event-stream` [...] "
+    "`data: {\"jsonrpc\": \"2.0\", \"id\": 1, \"result\": { /* StreamResponse object */ }}`",
+)
+async def stream_framing(ctx: Ctx) -> str:
+    seen = await streamed_task(ctx)  # `payload` checked every event while reading
+    if not seen.kinds:
+        raise Fail("the stream had no event")
+    return f"{len(seen.kinds)} well-formed event(s)"
+
+
+@case("stream.task_first", "a task stream begins with the Task", MUST, "§3.1.2", _BEGIN)
+async def stream_task_first(ctx: Ctx) -> str:
+    seen = await streamed_task(ctx)
+    if seen.kinds[:1] == ["message"]:
+        if len(seen.kinds) != 1:
+            raise Fail(f"a Message stream with more than the Message: {seen.describe()}")
+        raise Skip("--prompt streams a direct Message")
+    if seen.kinds[:1] != ["task"]:
+        raise Fail(f"the first event is {seen.kinds[:1]}: {seen.describe()}")
+    return seen.describe()
+
+
+@case("stream.closes_terminal", "a task stream closes at the terminal state", MUST,
+      "§3.1.2", _CLOSE)
+async def stream_closes(ctx: Ctx) -> str:
+    seen = await streamed_task(ctx)
+    ends = [i for i, (k, o) in enumerate(zip(seen.kinds, seen.objects, strict=True))
+            if is_terminal(k, o)]
+    if seen.kinds[:1] == ["message"]:
+        raise Skip("--prompt streams a direct Message")
+    if not ends:
+        raise Fail(f"closed without a terminal state: {seen.describe()}")
+    if ends[0] != len(seen.kinds) - 1:
+        raise Fail(f"events after the terminal state: {seen.describe()}")
+    return seen.describe()
+
+
+@case(
+    "stream.follow_up_task_first",
+    "a streamed follow-up to an input-required task also begins with the Task",
+    MUST,
+    "§3.1.2",
+    _BEGIN,
+)
+async def stream_follow_up(ctx: Ctx) -> str:
+    ctx.need_streaming()
+    task = await ctx.new_task(ctx.need("input_prompt"))
+    if state_of(task) != "TASK_STATE_INPUT_REQUIRED":
+        raise Skip(f"--input-prompt's task is {state_of(task)}, not input-required")
+    follow = message(ctx.options.prompt, task_id=task["id"], context_id=task["contextId"])
+    seen = await read_stream(ctx, "SendStreamingMessage", {"message": follow})
+    if seen.reply is not None:
+        raise Fail(seen.describe())
+    if seen.kinds[:1] != ["task"] or seen.objects[0].get("id") != task["id"]:
+        raise Fail(f"the follow-up stream began with {seen.kinds[:1]}: {seen.describe()}")
+    return seen.describe()
+
+
+# -- SubscribeToTask -------------------------------------------------------------------
+
+
+async def _slow_task(ctx: Ctx) -> Json:
+    ctx.need_streaming()
+    task = await ctx.new_task(ctx.need("slow_prompt"), immediately=True)
+    if state_of(task) in TERMINAL:
+        raise Skip(f"--slow-prompt's task was already {state_of(task)}")
+    return task
+
+
+@case(
+    "subscribe.task_first",
+    "SubscribeToTask begins with the Task and closes at the terminal state",
+    MUST,
+    "§3.1.6",
+    "The operation MUST return a `Task` object as the first event in the stream, "
+    "representing the current state of the task at the time of subscription.",
+    slow=True,
+)
+async def subscribe_task_first(ctx: Ctx) -> str:
+    task = await _slow_task(ctx)
+    seen = await read_stream(ctx, "SubscribeToTask", {"id": task["id"]})
+    if seen.reply is not None:
+        raise Fail(seen.describe())
+    if seen.kinds[:1] != ["task"] or seen.objects[0].get("id") != task["id"]:
+        raise Fail(f"began with {seen.kinds[:1]}: {seen.describe()}")
+    if not is_terminal(seen.kinds[-1], seen.objects[-1]):
+        raise Fail(f"closed before a terminal state: {seen.describe()}")
+    return seen.describe()
+
+
+@case(
+    "subscribe.terminal",
+    "SubscribeToTask of a terminal task is UnsupportedOperationError (-32004)",
+    MUST,
+    "§9.4.6",
+    "**Error:** Returns `UnsupportedOperationError` if the task is in a terminal state",
+)
+async def subscribe_terminal(ctx: Ctx) -> str:
+    ctx.need_streaming()
+    task = await ctx.completed_task()
+    return await _stream_error(ctx, {"id": task["id"]}, -32004, "UnsupportedOperationError")
+
+
+@case(
+    "subscribe.unknown",
+    "SubscribeToTask of an unknown id is TaskNotFoundError (-32001)",
+    MUST,
+    "§3.1.6",
+    "[`TaskNotFoundError`](#332-error-handling): The task ID does not exist or is not "
+    "accessible.",
+)
+async def subscribe_unknown(ctx: Ctx) -> str:
+    ctx.need_streaming()
+    return await _stream_error(ctx, {"id": UNKNOWN_TASK}, -32001, "TaskNotFoundError")
+
+
+async def _stream_error(ctx: Ctx, params: Json, code: int, name: str) -> str:
+    seen = await read_stream(ctx, "SubscribeToTask", params)
+    if seen.reply is not None:
+        return expect_code(seen.reply, code, name)
+    if seen.kinds[:1] == ["error"] and seen.objects[0].get("code") == code:
+        return f"{name} ({code}) as an SSE event"
+    raise Fail(f"expected {name} ({code}), got a stream: {seen.describe()}")
+
+
+@case(
+    "subscribe.resume",
+    "Last-Event-ID resumes a subscription after the event it names, without gaps",
+    MAY,
+    "interlink DECISIONS.md (A2A 1.0)",
+    "`SubscribeToTask` stays open until a terminal state, accepts `Last-Event-ID` to "
+    "resume without gaps",
+    slow=True,
+)
+async def subscribe_resume(ctx: Ctx) -> str:
+    task = await _slow_task(ctx)
+    params = {"id": task["id"]}
+    async with ctx.wire.stream(ctx.url, "SubscribeToTask", params) as stream:
+        if stream.reply is not None:
+            raise Fail(stream.reply.describe())
+        for _ in range(3):  # the snapshot and two updates
+            if await stream.next() is None:
+                raise Skip("the task ended before two updates were seen")
+        first = [payload(e, stream) for e in stream.events]
+        ids = [e.id for e in stream.events]
+    if ids[1] is None:
+        raise Skip("the server sends no SSE id: fields")
+    headers = {"Last-Event-ID": ids[1]}
+    async with ctx.wire.stream(ctx.url, "SubscribeToTask", params, headers=headers) as again:
+        if again.reply is not None:
+            if again.reply.code == -32004:
+                raise Skip("the task ended before the resumption")
+            raise Fail(again.reply.describe())
+        events = []
+        while len(events) < 2 and (event := await again.next()) is not None:
+            events.append(payload(event, again))
+        resumed_ids = [e.id for e in again.events]
+    if not events or events[0][0] != "task":
+        raise Fail(f"the resumed stream began with {[k for k, _ in events[:1]]}, not the Task")
+    if len(events) < 2:
+        raise Fail("the resumed stream closed after its snapshot; the next event is missing")
+    if events[1] != first[2] or resumed_ids[1] != ids[2]:
+        raise Fail(
+            f"after Last-Event-ID {ids[1]} came event {resumed_ids[1]} "
+            f"({json.dumps(events[1][1])[:160]}), not {ids[2]}"
+        )
+    return f"after Last-Event-ID {ids[1]}: the Task, then event {ids[2]}"
+
+
+# -- push notifications ----------------------------------------------------------------
+
+
+def _need_push(ctx: Ctx) -> None:
+    if not ctx.capability("pushNotifications"):
+        raise Skip("the card does not declare capabilities.pushNotifications")
+
+
+@case(
+    "push.unsupported",
+    "without capabilities.pushNotifications, the push-config calls are -32003",
+    MUST,
+    "§3.3.4",
+    "If `AgentCard.capabilities.pushNotifications` is `false` or not present, operations "
+    "related to push notification configuration (Create, Get, List, Delete) **MUST** return "
+    "[`PushNotificationNotSupportedError`](#332-error-handling).",
+)
+async def push_unsupported(ctx: Ctx) -> str:
+    if ctx.capability("pushNotifications"):
+        raise Skip("the card declares capabilities.pushNotifications")
+    task = await ctx.completed_task()
+    hook = await ctx.webhook()
+    calls = {
+        "CreateTaskPushNotificationConfig": {"taskId": task["id"], "url": hook.url + "/no"},
+        "GetTaskPushNotificationConfig": {"taskId": task["id"], "id": "a2a-check"},
+        "ListTaskPushNotificationConfigs": {"taskId": task["id"]},
+        "DeleteTaskPushNotificationConfig": {"taskId": task["id"], "id": "a2a-check"},
+    }
+    wrong = []
+    for method, params in calls.items():
+        reply = await ctx.call(method, params)
+        if reply.code != -32003:
+            wrong.append(f"{method}: {reply.describe()}")
+    if wrong:
+        raise Fail("; ".join(wrong))
+    return "all four: PushNotificationNotSupportedError (-32003)"
+
+
+async def _live_task(ctx: Ctx) -> Json:
+    """A task that stays open for a while: input-required, or a slow one."""
+    if ctx.options.input_prompt:
+        task = await ctx.new_task(ctx.options.input_prompt)
+        if state_of(task) == "TASK_STATE_INPUT_REQUIRED":
+            return task
+    if ctx.options.slow_prompt:
+        return await ctx.new_task(ctx.options.slow_prompt, immediately=True)
+    raise Skip("needs --input-prompt or --slow-prompt: a task that stays open")
+
+
+async def _create(ctx: Ctx, task: Json, path: str, **extra: object) -> Reply:
+    hook = await ctx.webhook()
+    params: Json = {"taskId": task["id"], "url": hook.url + path, **extra}
+    return await ctx.call("CreateTaskPushNotificationConfig", params)
+
+
+def _refused(reply: Reply, url: str) -> Skip:
+    return Skip(
+        f"the server refused the loopback webhook {url} ({reply.describe()}): it refuses "
+        "private URLs (§13.2); allow loopback webhooks on the server to check push"
+    )
+
+
+async def _crud(ctx: Ctx) -> dict[str, Reply]:
+    """Create, get, list, delete, get again, delete again: each step's reply."""
+    _need_push(ctx)
+    task = await _live_task(ctx)
+    steps: dict[str, Reply] = {}
+    try:
+        steps["create"] = created = await _create(ctx, task, "/crud", token="a2a-check-crud")
+        config = created.result
+        if created.error is not None:
+            raise _refused(created, (await ctx.webhook()).url + "/crud")
+        if not isinstance(config, dict) or not config.get("id"):
+            raise Fail(f"CreateTaskPushNotificationConfig: {created.describe()}")
+        ref = {"taskId": task["id"], "id": config["id"]}
+        steps["get"] = await ctx.call("GetTaskPushNotificationConfig", ref)
+        steps["list"] = await ctx.call("ListTaskPushNotificationConfigs", {"taskId": task["id"]})
+        steps["delete"] = await ctx.call("DeleteTaskPushNotificationConfig", ref)
+        steps["get_deleted"] = await ctx.call("GetTaskPushNotificationConfig", ref)
+        steps["delete_again"] = await ctx.call("DeleteTaskPushNotificationConfig", ref)
+    finally:
+        await ctx.call("CancelTask", {"id": task["id"]})
+    return steps
+
+
+async def _step(ctx: Ctx, name: str) -> tuple[Reply, Json]:
+    steps = await ctx.once("push_crud", lambda: _crud(ctx))
+    created = steps["create"].result
+    assert isinstance(created, dict)
+    return steps[name], created
+
+
+@case(
+    "push.private_refused",
+    "a webhook URL on loopback (127.0.0.1) is refused",
+    SHOULD,
+    "§13.2",
+    "Agents **SHOULD** validate webhook URLs to prevent SSRF (Server-Side Request Forgery) "
+    "attacks: - Reject private IP ranges (127.0.0.0/8, 10.0.0.0/8, 172.16.0.0/12, "
+    "192.168.0.0/16)",
+)
+async def push_private_refused(ctx: Ctx) -> str:
+    try:
+        await ctx.once("push_crud", lambda: _crud(ctx))
+    except Skip as skip:
+        if "refused the loopback webhook" in str(skip):
+            return str(skip).split(": it refuses")[0]
+        raise
+    raise Fail("a webhook on 127.0.0.1 was accepted (perhaps allowed by configuration)")
+
+
+@case(
+    "push.create",
+    "CreateTaskPushNotificationConfig returns the config with an id and the URL",
+    MUST,
+    "§3.1.7",
+    "The operation MUST establish a webhook endpoint for task update notifications.",
+)
+async def push_create(ctx: Ctx) -> str:
+    reply, created = await _step(ctx, "create")
+    hook = await ctx.webhook()
+    if created.get("url") != hook.url + "/crud":
+        raise Fail(f"the created config's url is {created.get('url')!r}")
+    return f"config {created['id']}"
+
+
+@case(
+    "push.get",
+    "GetTaskPushNotificationConfig returns the config (URL included)",
+    MUST,
+    "§3.1.8",
+    "The operation MUST return configuration details including webhook URL and "
+    "notification settings.",
+)
+async def push_get(ctx: Ctx) -> str:
+    reply, created = await _step(ctx, "get")
+    got = reply.result
+    if not isinstance(got, dict) or got.get("id") != created["id"]:
+        raise Fail(reply.describe())
+    if got.get("url") != created.get("url"):
+        raise Fail(f"url {got.get('url')!r}, created with {created.get('url')!r}")
+    return f"config {got['id']}, url {got['url']}"
+
+
+@case(
+    "push.list",
+    "ListTaskPushNotificationConfigs includes the config",
+    MUST,
+    "§3.1.9",
+    "The operation MUST return all active push notification configurations for the "
+    "specified task",
+)
+async def push_list(ctx: Ctx) -> str:
+    reply, created = await _step(ctx, "list")
+    result = reply.result
+    configs = result.get("configs") if isinstance(result, dict) else None
+    if not isinstance(configs, list):
+        raise Fail(reply.describe())
+    if created["id"] not in [c.get("id") for c in configs if isinstance(c, dict)]:
+        raise Fail(f"config {created['id']} not listed: {reply.describe()}")
+    return f"{len(configs)} config(s)"
+
+
+@case(
+    "push.delete",
+    "DeleteTaskPushNotificationConfig removes it (a Get afterwards fails)",
+    MUST,
+    "§3.1.10",
+    "The operation MUST permanently remove the specified push notification configuration.",
+)
+async def push_delete(ctx: Ctx) -> str:
+    reply, _ = await _step(ctx, "delete")
+    if reply.error is not None:
+        raise Fail(f"delete: {reply.describe()}")
+    gone, _ = await _step(ctx, "get_deleted")
+    if gone.error is None:
+        raise Fail(f"Get after delete: {gone.describe()}")
+    return f"Get after delete: {gone.describe()}"
+
+
+@case(
+    "push.delete_idempotent",
+    "deleting the deleted config again succeeds",
+    MUST,
+    "§3.1.10",
+    "This operation MUST be idempotent - multiple deletions of the same config have the "
+    "same effect.",
+)
+async def push_delete_idempotent(ctx: Ctx) -> str:
+    reply, _ = await _step(ctx, "delete_again")
+    if reply.error is not None:
+        raise Fail(f"the second delete: {reply.describe()}")
+    return "the second delete succeeded"
+
+
+@case(
+    "push.unknown_task",
+    "a push config for an unknown task is TaskNotFoundError (-32001)",
+    MUST,
+    "§3.1.7",
+    "[`TaskNotFoundError`](#332-error-handling): The task ID does not exist or is not "
+    "accessible.",
+)
+async def push_unknown_task(ctx: Ctx) -> str:
+    _need_push(ctx)
+    reply = await _create(ctx, {"id": UNKNOWN_TASK}, "/unknown")
+    return expect_code(reply, -32001, "TaskNotFoundError")
+
+
+CREDENTIALS = "a2a-check-credentials"
+
+
+async def _deliveries(ctx: Ctx) -> tuple[str, list[Delivery]]:
+    """Set a config on a live task, drive the task to its end, collect the POSTs."""
+    _need_push(ctx)
+    task = await _live_task(ctx)
+    path = f"/delivery-{uuid.uuid4().hex[:8]}"
+    auth = {"scheme": "Bearer", "credentials": CREDENTIALS}
+    created = await _create(ctx, task, path, token="a2a-check-token", authentication=auth)
+    if created.error is not None:
+        await ctx.call("CancelTask", {"id": task["id"]})
+        raise _refused(created, (await ctx.webhook()).url + path)
+    if state_of(task) == "TASK_STATE_INPUT_REQUIRED":
+        await ctx.send(ctx.options.prompt, task_id=task["id"], context_id=task["contextId"])
+    await ctx.wait_state(task["id"], TERMINAL, ctx.options.timeout * 3)
+    hook = await ctx.webhook()
+
+    def mine() -> list[Delivery]:
+        return [d for d in hook.deliveries if d.path == hook.path + path]
+
+    for _ in range(200):  # until a delivery that shows the terminal state, or the timeout
+        if any(_shows_terminal(d) for d in mine()):
+            break
+        before = len(hook.deliveries)
+        if len(await hook.wait(before + 1, ctx.options.timeout)) == before:
+            break
+    return task["id"], mine()
+
+
+def _shows_terminal(delivery: Delivery) -> bool:
+    body = delivery.json()
+    if not isinstance(body, dict):
+        return False
+    return any(isinstance(body.get(k), dict) and is_terminal(k, body[k]) for k in KINDS)
+
+
+async def _delivered(ctx: Ctx) -> tuple[str, list[Delivery]]:
+    task_id, got = await ctx.once("push_delivery", lambda: _deliveries(ctx))
+    if not got:
+        raise Fail(f"no POST reached the webhook for task {task_id}")
+    return task_id, got
+
+
+@case(
+    "push.delivery",
+    "a configured webhook receives the task's updates",
+    MUST,
+    "§4.3.3",
+    "Agents MUST attempt delivery at least once for each configured webhook",
+    slow=True,
+)
+async def push_delivery(ctx: Ctx) -> str:
+    task_id, got = await _delivered(ctx)
+    shown = "including the terminal state" if any(map(_shows_terminal, got)) else "no final"
+    return f"{len(got)} POST(s) for task {task_id}, {shown}"
+
+
+@case(
+    "push.delivery_payload",
+    "each webhook POST is one StreamResponse for the task",
+    MUST,
+    "§4.3.3",
+    "The webhook payload is a [`StreamResponse`](#323-stream-response) object containing "
+    "exactly one of the following:",
+    slow=True,
+)
+async def push_delivery_payload(ctx: Ctx) -> str:
+    task_id, got = await _delivered(ctx)
+    for delivery in got:
+        body = delivery.json()
+        kinds = [k for k in KINDS if isinstance(body, dict) and isinstance(body.get(k), dict)]
+        if not isinstance(body, dict) or len(kinds) != 1 or len(body) != 1:
+            raise Fail(f"a POST body that is not one StreamResponse: {delivery.raw[:200]!r}")
+        obj = body[kinds[0]]
+        if (obj.get("id") if kinds[0] == "task" else obj.get("taskId")) != task_id:
+            raise Fail(f"a POST for another task: {delivery.raw[:200]!r}")
+    return f"{len(got)} StreamResponse(s)"
+
+
+@case(
+    "push.delivery_auth",
+    "webhook POSTs carry the config's authentication (Authorization: Bearer ...)",
+    MUST,
+    "§13.2",
+    "Agents **MUST** include authentication credentials in webhook requests as specified "
+    "in [`PushNotificationConfig.authentication`](#432-authenticationinfo)",
+    slow=True,
+)
+async def push_delivery_auth(ctx: Ctx) -> str:
+    _, got = await _delivered(ctx)
+    wrong = [d.headers.get("authorization") for d in got
+             if d.headers.get("authorization") != f"Bearer {CREDENTIALS}"]
+    if wrong:
+        raise Fail(f"Authorization headers: {wrong[:3]}")
+    return f"Authorization: Bearer <the credentials> on {len(got)} POST(s)"
