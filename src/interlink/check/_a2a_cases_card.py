@@ -452,28 +452,25 @@ def _error_reply(reply: Reply, code: int, name: str, *, null_id: bool = False) -
     return detail
 
 
-_RESPOND = (
-    "When a rpc call is made, the Server MUST reply with a Response, except for in the "
-    "case of Notifications."
-)
+_CODES = "JSON-RPC 2.0 §5.1 (A2A specification §9.5)"
 
 
-@case("jsonrpc.parse_error", "invalid JSON is answered -32700 with id null", MUST,
-      "JSON-RPC 2.0 §5", _RESPOND)
+@case("jsonrpc.parse_error", "invalid JSON is answered -32700 with id null", MUST, _CODES,
+      "-32700 Parse error: Invalid JSON was received by the server.")
 async def jsonrpc_parse_error(ctx: Ctx) -> str:
     reply = await ctx.wire.post(ctx.url, b'{"jsonrpc": "2.0", "id": 1, "method": ')
     return _error_reply(reply, -32700, "Parse error", null_id=True)
 
 
 @case("jsonrpc.invalid_request", "a request without a method is answered -32600", MUST,
-      "JSON-RPC 2.0 §5", _RESPOND)
+      _CODES, "-32600 Invalid Request: The JSON sent is not a valid Request object.")
 async def jsonrpc_invalid_request(ctx: Ctx) -> str:
     reply = await ctx.wire.post(ctx.url, b'{"jsonrpc": "2.0", "id": 5, "params": {}}')
     return _error_reply(reply, -32600, "Invalid Request")
 
 
-@case("jsonrpc.method_not_found", "an unknown method is answered -32601", MUST,
-      "JSON-RPC 2.0 §5", _RESPOND)
+@case("jsonrpc.method_not_found", "an unknown method is answered -32601", MUST, _CODES,
+      "-32601 Method not found: The method does not exist / is not available.")
 async def jsonrpc_method_not_found(ctx: Ctx) -> str:
     return _error_reply(await ctx.call("a2a/noSuchMethod", {}), -32601, "Method not found")
 

@@ -279,18 +279,25 @@ def card_url_for(url: str) -> str:
     return str(target.copy_with(path=CARD_PATH, query=None, fragment=None))
 
 
-async def run_check(options: Options) -> Report:
-    """Fetch the card, choose the JSON-RPC interface and run the selected cases."""
+async def run_check(
+    options: Options, transport: httpx.AsyncBaseTransport | None = None
+) -> Report:
+    """Fetch the card, choose the JSON-RPC interface and run the selected cases.
+    `transport` replaces the network (for tests)."""
     load_cases()
     from interlink.check._a2a_cases_card import probe
 
     started = time.monotonic()
     report = Report(checker="interlink a2a check", protocol=SPEC, target=options.url)
     origin = httpx.URL(options.url)
-    wire = Wire(origin, options.timeout)
+    wire = Wire(origin, options.timeout, transport)
     ctx = Ctx(options, wire, card_url_for(options.url))
     try:
-        await probe(ctx)
+        try:
+            await asyncio.wait_for(probe(ctx), options.timeout * 2)
+        except TimeoutError:
+            ctx.card_problem = f"GET {ctx.card_url}: no answer within {options.timeout * 2:.0f} s"
+            ctx.rpc_problem = f"no agent card ({ctx.card_problem})"
         entries = [e for e in CASES if selected(e.case, options.only)]
         gate = asyncio.Semaphore(options.jobs)
 

@@ -198,7 +198,12 @@ class Stream:
 class Wire:
     """The HTTP side of one check run: `origin` is the user's URL's origin."""
 
-    def __init__(self, origin: httpx.URL, timeout: float) -> None:
+    def __init__(
+        self,
+        origin: httpx.URL,
+        timeout: float,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
         self.origin = origin
         self.timeout = timeout
         self._ids = itertools.count(1)
@@ -207,6 +212,7 @@ class Wire:
             follow_redirects=False,
             trust_env=False,
             limits=httpx.Limits(max_connections=32),
+            transport=transport,
         )
 
     async def aclose(self) -> None:

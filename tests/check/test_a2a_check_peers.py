@@ -1,0 +1,193 @@
+"""`interlink a2a check` against real servers, run as users run it (a subprocess):
+interlink's example agent (`interlink a2a serve`, with and without loopback webhooks
+allowed), and the official SDKs' servers (`tests/interop/a2a/peers/py_server.py` on
+a2a-sdk 1.3.0, `js_server.mjs` on @a2a-js/sdk 1.3.0), installed at test time.
+
+Each test asserts the whole verdict: the cases that do not PASS, with their outcome, and
+the exit status. Every FAIL below was checked against the spec's sentence the case cites
+(see the comments); every SKIP names what the server does not offer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from tests.interop.a2a.conftest import (
+    CARD_PATH,
+    PEERS,
+    ROOT,
+    a2a_js_sdk,  # noqa: F401 (a fixture)
+    a2a_py_sdk,  # noqa: F401 (a fixture)
+    free_port,
+    serve,
+)
+
+pytestmark = [pytest.mark.interop, pytest.mark.timeout(180)]
+
+# What no server here offers: a signed card, a second interface, a required extension;
+# all of them declare streaming.
+NOT_OFFERED = {
+    "card.signature": "SKIP",
+    "binding.equivalence": "SKIP",
+    "extensions.required": "SKIP",
+    "stream.unsupported": "SKIP",
+}
+# interlink's example agent declares push: push.unsupported is not asked.
+OURS = NOT_OFFERED | {"push.unsupported": "SKIP"}
+PUSH_CASES = (
+    "push.create",
+    "push.get",
+    "push.list",
+    "push.delete",
+    "push.delete_idempotent",
+    "push.delivery",
+    "push.delivery_payload",
+    "push.delivery_auth",
+)
+# The SDK peers do not declare capabilities.pushNotifications: push.unsupported is asked
+# (and passes: all four calls are -32003), the rest is SKIP.
+NO_PUSH = {"push.private_refused": "SKIP", "push.unknown_task": "SKIP"} | dict.fromkeys(
+    PUSH_CASES, "SKIP"
+)
+
+
+def check(url: str, *args: str, junit: Path | None = None) -> tuple[int, dict[str, Any]]:
+    cmd = [sys.executable, "-m", "interlink", "a2a", "check", url, "--json", *args]
+    if junit is not None:
+        cmd += ["--junit", str(junit)]
+    proc = subprocess.run(
+        cmd, cwd=ROOT, capture_output=True, text=True, timeout=150, stdin=subprocess.DEVNULL
+    )
+    assert proc.stderr == "", proc.stderr
+    report: dict[str, Any] = json.loads(proc.stdout)
+    return proc.returncode, report
+
+
+def verdicts(report: dict[str, Any]) -> dict[str, str]:
+    """The cases that did not pass: id -> outcome."""
+    return {c["id"]: c["outcome"] for c in report["cases"] if c["outcome"] != "PASS"}
+
+
+def details(report: dict[str, Any]) -> str:
+    return "\n".join(
+        f"{c['outcome']} {c['id']}: {c['detail']}" for c in report["cases"] if c["outcome"] != "PASS"
+    )
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url.rstrip("/") + CARD_PATH, timeout=1) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+@contextlib.contextmanager
+def sdk_server(kind: str) -> Iterator[str]:
+    port = free_port()
+    if kind == "py":
+        cmd = [sys.executable, str(PEERS / "py_server.py"), str(port)]
+    else:
+        cmd = [shutil.which("node") or "node", str(PEERS / "js_server.mjs"), str(port)]
+    url = f"http://127.0.0.1:{port}/"
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=log, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 30
+            while not _answers(url):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.seek(0)
+                    pytest.fail(f"peer server did not start: {cmd}\n{log.read().decode()}")
+                time.sleep(0.1)
+            yield url
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=10)
+
+
+def test_ours_refuses_the_loopback_webhook_and_says_so(tmp_path: Path) -> None:
+    """By default interlink refuses non-public webhook URLs (DECISIONS): that is reported
+    as push.private_refused PASS, and the push cases SKIP with the refusal, not FAIL."""
+    with serve() as server:
+        status, report = check(
+            server.url, "--input-prompt", "ask", "--slow-prompt", "slow 3", junit=tmp_path / "j.xml"
+        )
+    assert verdicts(report) == OURS | dict.fromkeys(PUSH_CASES, "SKIP"), details(report)
+    skipped = [c for c in report["cases"] if c["id"] == "push.delivery"][0]
+    assert "refused the loopback webhook" in skipped["detail"]
+    assert "loopback address" in skipped["detail"]  # the server's own reason, quoted
+    assert status == 0 and report["exitStatus"] == 0
+    suites = ET.parse(tmp_path / "j.xml").getroot()
+    assert suites.get("failures") == "0" and int(suites.get("skipped") or 0) == 13
+
+
+def test_ours_with_loopback_webhooks_allowed_delivers() -> None:
+    """With `--push-allow 127.0.0.1` every push case passes, delivery to the checker's
+    webhook included; accepting a loopback URL is the one finding (§13.2, a SHOULD),
+    which fails the run only with --strict."""
+    with serve(["--push-allow", "127.0.0.1"]) as server:
+        status, report = check(server.url, "--input-prompt", "ask", "--slow-prompt", "slow 3")
+        strict, _ = check(server.url, "--only", "push.private_refused", "--input-prompt", "ask", "--strict")
+    assert verdicts(report) == OURS | {"push.private_refused": "FAIL"}, details(report)
+    assert report["summary"]["failed"] == {"MUST": 0, "SHOULD": 1, "MAY": 0}
+    assert status == 0
+    assert strict == 1
+
+
+def test_python_sdk_server(a2a_py_sdk: str) -> None:  # noqa: F811
+    with sdk_server("py") as url:
+        status, report = check(url, "--input-prompt", "ask", "--slow-prompt", "slow")
+    assert verdicts(report) == NOT_OFFERED | NO_PUSH | {
+        # §8.6.1 SHOULD: its card route sends an ETag but no Cache-Control
+        "card.cache_control": "FAIL",
+        # §8.6.1 MAY: no Last-Modified (never fails the run)
+        "card.last_modified": "FAIL",
+        # §3.1.2 MUST "the stream MUST begin with the Task object": a streamed follow-up
+        # to an input-required task starts with the artifact update
+        "stream.follow_up_task_first": "FAIL",
+        # no SSE `id:` fields, so there is no Last-Event-ID to resume from
+        "subscribe.resume": "SKIP",
+    }, details(report)
+    assert status == 1 and report["summary"]["failed"]["MUST"] == 1
+
+
+def test_js_sdk_server(a2a_js_sdk: str) -> None:  # noqa: F811
+    with sdk_server("js") as url:
+        status, report = check(url, "--input-prompt", "ask", "--slow-prompt", "slow")
+    assert verdicts(report) == NOT_OFFERED | NO_PUSH | {
+        # §8.6.1 SHOULD/MAY: the card has no Cache-Control, no ETag, no Last-Modified
+        "card.cache_control": "FAIL",
+        "card.etag": "FAIL",
+        "card.conditional": "SKIP",  # no ETag to revalidate
+        "card.last_modified": "FAIL",
+        # §3.6 "Patch version numbers [...] MUST not be considered when clients and
+        # servers negotiate protocol versions": A2A-Version 1.0.3 gets -32009
+        "version.patch_ignored": "FAIL",
+        # MAY: the peer's HTTP glue routes only the bare path, `/?A2A-Version=` is a 404
+        "version.query_parameter": "FAIL",
+        # JSON-RPC 2.0 §5.1: a request without a method gets -32602, not -32600
+        "jsonrpc.invalid_request": "FAIL",
+        "subscribe.resume": "SKIP",  # no SSE `id:` fields
+    }, details(report)
+    assert status == 1 and report["summary"]["failed"]["MUST"] == 2
