@@ -86,7 +86,9 @@ def verdicts(report: dict[str, Any]) -> dict[str, str]:
 
 def details(report: dict[str, Any]) -> str:
     return "\n".join(
-        f"{c['outcome']} {c['id']}: {c['detail']}" for c in report["cases"] if c["outcome"] != "PASS"
+        f"{c['outcome']} {c['id']}: {c['detail']}"
+        for c in report["cases"]
+        if c["outcome"] != "PASS"
     )
 
 
@@ -134,12 +136,14 @@ def test_ours_refuses_the_loopback_webhook_and_says_so(tmp_path: Path) -> None:
             server.url, "--input-prompt", "ask", "--slow-prompt", "slow 3", junit=tmp_path / "j.xml"
         )
     assert verdicts(report) == OURS | dict.fromkeys(PUSH_CASES, "SKIP"), details(report)
-    skipped = [c for c in report["cases"] if c["id"] == "push.delivery"][0]
+    skipped = next(c for c in report["cases"] if c["id"] == "push.delivery")
     assert "refused the loopback webhook" in skipped["detail"]
     assert "loopback address" in skipped["detail"]  # the server's own reason, quoted
-    assert status == 0 and report["exitStatus"] == 0
+    assert status == 0
+    assert report["exitStatus"] == 0
     suites = ET.parse(tmp_path / "j.xml").getroot()
-    assert suites.get("failures") == "0" and int(suites.get("skipped") or 0) == 13
+    assert suites.get("failures") == "0"
+    assert int(suites.get("skipped") or 0) == 13
 
 
 def test_ours_with_loopback_webhooks_allowed_delivers() -> None:
@@ -148,7 +152,9 @@ def test_ours_with_loopback_webhooks_allowed_delivers() -> None:
     which fails the run only with --strict."""
     with serve(["--push-allow", "127.0.0.1"]) as server:
         status, report = check(server.url, "--input-prompt", "ask", "--slow-prompt", "slow 3")
-        strict, _ = check(server.url, "--only", "push.private_refused", "--input-prompt", "ask", "--strict")
+        strict, _ = check(
+            server.url, "--only", "push.private_refused", "--input-prompt", "ask", "--strict"
+        )
     assert verdicts(report) == OURS | {"push.private_refused": "FAIL"}, details(report)
     assert report["summary"]["failed"] == {"MUST": 0, "SHOULD": 1, "MAY": 0}
     assert status == 0
@@ -169,7 +175,8 @@ def test_python_sdk_server(a2a_py_sdk: str) -> None:  # noqa: F811
         # no SSE `id:` fields, so there is no Last-Event-ID to resume from
         "subscribe.resume": "SKIP",
     }, details(report)
-    assert status == 1 and report["summary"]["failed"]["MUST"] == 1
+    assert status == 1
+    assert report["summary"]["failed"]["MUST"] == 1
 
 
 def test_js_sdk_server(a2a_js_sdk: str) -> None:  # noqa: F811
@@ -190,4 +197,5 @@ def test_js_sdk_server(a2a_js_sdk: str) -> None:  # noqa: F811
         "jsonrpc.invalid_request": "FAIL",
         "subscribe.resume": "SKIP",  # no SSE `id:` fields
     }, details(report)
-    assert status == 1 and report["summary"]["failed"]["MUST"] == 2
+    assert status == 1
+    assert report["summary"]["failed"]["MUST"] == 2

@@ -11,7 +11,7 @@ import httpx
 
 from interlink.a2a import types as t
 from interlink.a2a._codec import ValidationError, decode
-from interlink.check._a2a_runner import Ctx, Fail, Skip, case, expect_code
+from interlink.check._a2a_runner import Ctx, Fail, Skip, case, expect_code, text
 from interlink.check._a2a_wire import Json, Refused, Reply
 from interlink.check._report import Level
 
@@ -271,7 +271,7 @@ def _b64url(text: str) -> bytes:
     MUST,
     "§8.4.2",
     "The protected header **MUST** include: `alg`: Algorithm used for signing "
-    "(e.g., \"ES256\", \"RS256\") [...] `kid`: Key ID for identifying the signing key",
+    '(e.g., "ES256", "RS256") [...] `kid`: Key ID for identifying the signing key',
 )
 async def card_signature(ctx: Ctx) -> str:
     signatures = _card(ctx).get("signatures")
@@ -316,9 +316,9 @@ async def binding_equivalence(ctx: Ctx) -> str:
         if not ctx.wire.allowed(url):
             skipped.append(f"{url}: another host, not contacted")
             continue
-        reply = await ctx.wire.rpc(url, "GetTask", {"id": task["id"]})
+        reply = await ctx.wire.rpc(url, "GetTask", {"id": text(task, "id")})
         result = reply.result
-        if not isinstance(result, dict) or result.get("id") != task["id"]:
+        if not isinstance(result, dict) or result.get("id") != text(task, "id"):
             raise Fail(f"GetTask {task['id']} at {url}: {reply.describe()}")
         checked.append(url)
     if not checked:
@@ -339,7 +339,7 @@ async def binding_equivalence(ctx: Ctx) -> str:
 )
 async def version_unsupported(ctx: Ctx) -> str:
     task = await ctx.completed_task()
-    reply = await ctx.call("GetTask", {"id": task["id"]}, version="99.0")
+    reply = await ctx.call("GetTask", {"id": text(task, "id")}, version="99.0")
     return expect_code(reply, -32009, "VersionNotSupportedError")
 
 
@@ -362,7 +362,7 @@ async def version_empty(ctx: Ctx) -> str:
     if "0.3" in _versions_at(ctx, ctx.url):
         raise Skip("the interface declares 0.3; 0.3 semantics are not checked")
     task = await ctx.completed_task()
-    reply = await ctx.call("GetTask", {"id": task["id"]}, version=None)
+    reply = await ctx.call("GetTask", {"id": text(task, "id")}, version=None)
     return expect_code(reply, -32009, "VersionNotSupportedError")
 
 
@@ -376,7 +376,7 @@ async def version_empty(ctx: Ctx) -> str:
 )
 async def version_patch(ctx: Ctx) -> str:
     task = await ctx.completed_task()
-    reply = await ctx.call("GetTask", {"id": task["id"]}, version="1.0.3")
+    reply = await ctx.call("GetTask", {"id": text(task, "id")}, version="1.0.3")
     if not isinstance(reply.result, dict):
         raise Fail(f"A2A-Version: 1.0.3 got {reply.describe()}")
     return "A2A-Version: 1.0.3 served"
@@ -434,12 +434,10 @@ async def extensions_unknown(ctx: Ctx) -> str:
         raise Skip("the card declares a required extension")
     task = await ctx.completed_task()
     headers = {"A2A-Extensions": "https://a2a-check.invalid/extensions/unknown/v1"}
-    reply = await ctx.call("GetTask", {"id": task["id"]}, headers=headers)
+    reply = await ctx.call("GetTask", {"id": text(task, "id")}, headers=headers)
     if not isinstance(reply.result, dict):
         raise Fail(f"with an unknown extension: {reply.describe()}")
-    return "served; A2A-Extensions in the response: " + repr(
-        reply.headers.get("a2a-extensions")
-    )
+    return "served; A2A-Extensions in the response: " + repr(reply.headers.get("a2a-extensions"))
 
 
 # -- the JSON-RPC binding --------------------------------------------------------------
@@ -455,22 +453,37 @@ def _error_reply(reply: Reply, code: int, name: str, *, null_id: bool = False) -
 _CODES = "JSON-RPC 2.0 §5.1 (A2A specification §9.5)"
 
 
-@case("jsonrpc.parse_error", "invalid JSON is answered -32700 with id null", MUST, _CODES,
-      "-32700 Parse error: Invalid JSON was received by the server.")
+@case(
+    "jsonrpc.parse_error",
+    "invalid JSON is answered -32700 with id null",
+    MUST,
+    _CODES,
+    "-32700 Parse error: Invalid JSON was received by the server.",
+)
 async def jsonrpc_parse_error(ctx: Ctx) -> str:
     reply = await ctx.wire.post(ctx.url, b'{"jsonrpc": "2.0", "id": 1, "method": ')
     return _error_reply(reply, -32700, "Parse error", null_id=True)
 
 
-@case("jsonrpc.invalid_request", "a request without a method is answered -32600", MUST,
-      _CODES, "-32600 Invalid Request: The JSON sent is not a valid Request object.")
+@case(
+    "jsonrpc.invalid_request",
+    "a request without a method is answered -32600",
+    MUST,
+    _CODES,
+    "-32600 Invalid Request: The JSON sent is not a valid Request object.",
+)
 async def jsonrpc_invalid_request(ctx: Ctx) -> str:
     reply = await ctx.wire.post(ctx.url, b'{"jsonrpc": "2.0", "id": 5, "params": {}}')
     return _error_reply(reply, -32600, "Invalid Request")
 
 
-@case("jsonrpc.method_not_found", "an unknown method is answered -32601", MUST, _CODES,
-      "-32601 Method not found: The method does not exist / is not available.")
+@case(
+    "jsonrpc.method_not_found",
+    "an unknown method is answered -32601",
+    MUST,
+    _CODES,
+    "-32601 Method not found: The method does not exist / is not available.",
+)
 async def jsonrpc_method_not_found(ctx: Ctx) -> str:
     return _error_reply(await ctx.call("a2a/noSuchMethod", {}), -32601, "Method not found")
 
@@ -494,7 +507,7 @@ async def jsonrpc_invalid_params(ctx: Ctx) -> str:
     "invalid parameters are answered -32602",
     SHOULD,
     "§9.5",
-    "| `-32602` | `InvalidParamsError` | \"Invalid parameters\" | The method parameters "
+    '| `-32602` | `InvalidParamsError` | "Invalid parameters" | The method parameters '
     "are invalid |",
 )
 async def jsonrpc_invalid_params_code(ctx: Ctx) -> str:

@@ -18,6 +18,7 @@ from interlink.check._a2a_runner import (
     expect_code,
     message,
     state_of,
+    text,
 )
 from interlink.check._a2a_wire import Delivery, Json, Reply, SseEvent, Stream
 from interlink.check._report import Level
@@ -35,8 +36,7 @@ def payload(event: SseEvent, stream: Stream) -> tuple[str, Json]:
     if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
         raise Fail(f"an SSE event that is not a JSON-RPC response: {event.data[:200]!r}")
     if body.get("id") != stream.request_id:
-        raise Fail(f"an SSE event with id {body.get('id')!r}, the request's is "
-                   f"{stream.request_id}")
+        raise Fail(f"an SSE event with id {body.get('id')!r}, the request's is {stream.request_id}")
     if "error" in body:
         return "error", body["error"] if isinstance(body["error"], dict) else {}
     result = body.get("result")
@@ -87,7 +87,9 @@ async def streamed_task(ctx: Ctx) -> Seen:
     ctx.need_streaming()
 
     async def run() -> Seen:
-        return await read_stream(ctx, "SendStreamingMessage", {"message": message(ctx.options.prompt)})
+        return await read_stream(
+            ctx, "SendStreamingMessage", {"message": message(ctx.options.prompt)}
+        )
 
     seen = await ctx.once("stream", run)
     if seen.reply is not None:
@@ -144,7 +146,7 @@ async def stream_content_type(ctx: Ctx) -> str:
     MUST,
     "§9.4.2",
     "**Response:** HTTP 200 with `Content-Type: text/event-stream` [...] "
-    "`data: {\"jsonrpc\": \"2.0\", \"id\": 1, \"result\": { /* StreamResponse object */ }}`",
+    '`data: {"jsonrpc": "2.0", "id": 1, "result": { /* StreamResponse object */ }}`',
 )
 async def stream_framing(ctx: Ctx) -> str:
     seen = await streamed_task(ctx)  # `payload` checked every event while reading
@@ -165,12 +167,16 @@ async def stream_task_first(ctx: Ctx) -> str:
     return seen.describe()
 
 
-@case("stream.closes_terminal", "a task stream closes at the terminal state", MUST,
-      "§3.1.2", _CLOSE)
+@case(
+    "stream.closes_terminal", "a task stream closes at the terminal state", MUST, "§3.1.2", _CLOSE
+)
 async def stream_closes(ctx: Ctx) -> str:
     seen = await streamed_task(ctx)
-    ends = [i for i, (k, o) in enumerate(zip(seen.kinds, seen.objects, strict=True))
-            if is_terminal(k, o)]
+    ends = [
+        i
+        for i, (k, o) in enumerate(zip(seen.kinds, seen.objects, strict=True))
+        if is_terminal(k, o)
+    ]
     if seen.kinds[:1] == ["message"]:
         raise Skip("--prompt streams a direct Message")
     if not ends:
@@ -192,11 +198,13 @@ async def stream_follow_up(ctx: Ctx) -> str:
     task = await ctx.new_task(ctx.need("input_prompt"))
     if state_of(task) != "TASK_STATE_INPUT_REQUIRED":
         raise Skip(f"--input-prompt's task is {state_of(task)}, not input-required")
-    follow = message(ctx.options.prompt, task_id=task["id"], context_id=task["contextId"])
+    follow = message(
+        ctx.options.prompt, task_id=text(task, "id"), context_id=text(task, "contextId")
+    )
     seen = await read_stream(ctx, "SendStreamingMessage", {"message": follow})
     if seen.reply is not None:
         raise Fail(seen.describe())
-    if seen.kinds[:1] != ["task"] or seen.objects[0].get("id") != task["id"]:
+    if seen.kinds[:1] != ["task"] or seen.objects[0].get("id") != text(task, "id"):
         raise Fail(f"the follow-up stream began with {seen.kinds[:1]}: {seen.describe()}")
     return seen.describe()
 
@@ -223,10 +231,10 @@ async def _slow_task(ctx: Ctx) -> Json:
 )
 async def subscribe_task_first(ctx: Ctx) -> str:
     task = await _slow_task(ctx)
-    seen = await read_stream(ctx, "SubscribeToTask", {"id": task["id"]})
+    seen = await read_stream(ctx, "SubscribeToTask", {"id": text(task, "id")})
     if seen.reply is not None:
         raise Fail(seen.describe())
-    if seen.kinds[:1] != ["task"] or seen.objects[0].get("id") != task["id"]:
+    if seen.kinds[:1] != ["task"] or seen.objects[0].get("id") != text(task, "id"):
         raise Fail(f"began with {seen.kinds[:1]}: {seen.describe()}")
     if not is_terminal(seen.kinds[-1], seen.objects[-1]):
         raise Fail(f"closed before a terminal state: {seen.describe()}")
@@ -243,7 +251,7 @@ async def subscribe_task_first(ctx: Ctx) -> str:
 async def subscribe_terminal(ctx: Ctx) -> str:
     ctx.need_streaming()
     task = await ctx.completed_task()
-    return await _stream_error(ctx, {"id": task["id"]}, -32004, "UnsupportedOperationError")
+    return await _stream_error(ctx, {"id": text(task, "id")}, -32004, "UnsupportedOperationError")
 
 
 @case(
@@ -251,8 +259,7 @@ async def subscribe_terminal(ctx: Ctx) -> str:
     "SubscribeToTask of an unknown id is TaskNotFoundError (-32001)",
     MUST,
     "§3.1.6",
-    "[`TaskNotFoundError`](#332-error-handling): The task ID does not exist or is not "
-    "accessible.",
+    "[`TaskNotFoundError`](#332-error-handling): The task ID does not exist or is not accessible.",
 )
 async def subscribe_unknown(ctx: Ctx) -> str:
     ctx.need_streaming()
@@ -279,7 +286,7 @@ async def _stream_error(ctx: Ctx, params: Json, code: int, name: str) -> str:
 )
 async def subscribe_resume(ctx: Ctx) -> str:
     task = await _slow_task(ctx)
-    params = {"id": task["id"]}
+    params = {"id": text(task, "id")}
     async with ctx.wire.stream(ctx.url, "SubscribeToTask", params) as stream:
         if stream.reply is not None:
             raise Fail(stream.reply.describe())
@@ -296,7 +303,7 @@ async def subscribe_resume(ctx: Ctx) -> str:
             if again.reply.code == -32004:
                 raise Skip("the task ended before the resumption")
             raise Fail(again.reply.describe())
-        events = []
+        events: list[tuple[str, Json]] = []
         while len(events) < 2 and (event := await again.next()) is not None:
             events.append(payload(event, again))
         resumed_ids = [e.id for e in again.events]
@@ -335,10 +342,10 @@ async def push_unsupported(ctx: Ctx) -> str:
     task = await ctx.completed_task()
     hook = await ctx.webhook()
     calls = {
-        "CreateTaskPushNotificationConfig": {"taskId": task["id"], "url": hook.url + "/no"},
-        "GetTaskPushNotificationConfig": {"taskId": task["id"], "id": "a2a-check"},
-        "ListTaskPushNotificationConfigs": {"taskId": task["id"]},
-        "DeleteTaskPushNotificationConfig": {"taskId": task["id"], "id": "a2a-check"},
+        "CreateTaskPushNotificationConfig": {"taskId": text(task, "id"), "url": hook.url + "/no"},
+        "GetTaskPushNotificationConfig": {"taskId": text(task, "id"), "id": "a2a-check"},
+        "ListTaskPushNotificationConfigs": {"taskId": text(task, "id")},
+        "DeleteTaskPushNotificationConfig": {"taskId": text(task, "id"), "id": "a2a-check"},
     }
     wrong = []
     for method, params in calls.items():
@@ -363,7 +370,7 @@ async def _live_task(ctx: Ctx) -> Json:
 
 async def _create(ctx: Ctx, task: Json, path: str, **extra: object) -> Reply:
     hook = await ctx.webhook()
-    params: Json = {"taskId": task["id"], "url": hook.url + path, **extra}
+    params: Json = {"taskId": text(task, "id"), "url": hook.url + path, **extra}
     return await ctx.call("CreateTaskPushNotificationConfig", params)
 
 
@@ -386,14 +393,16 @@ async def _crud(ctx: Ctx) -> dict[str, Reply]:
             raise _refused(created, (await ctx.webhook()).url + "/crud")
         if not isinstance(config, dict) or not config.get("id"):
             raise Fail(f"CreateTaskPushNotificationConfig: {created.describe()}")
-        ref = {"taskId": task["id"], "id": config["id"]}
+        ref = {"taskId": text(task, "id"), "id": config["id"]}
         steps["get"] = await ctx.call("GetTaskPushNotificationConfig", ref)
-        steps["list"] = await ctx.call("ListTaskPushNotificationConfigs", {"taskId": task["id"]})
+        steps["list"] = await ctx.call(
+            "ListTaskPushNotificationConfigs", {"taskId": text(task, "id")}
+        )
         steps["delete"] = await ctx.call("DeleteTaskPushNotificationConfig", ref)
         steps["get_deleted"] = await ctx.call("GetTaskPushNotificationConfig", ref)
         steps["delete_again"] = await ctx.call("DeleteTaskPushNotificationConfig", ref)
     finally:
-        await ctx.call("CancelTask", {"id": task["id"]})
+        await ctx.call("CancelTask", {"id": text(task, "id")})
     return steps
 
 
@@ -431,7 +440,7 @@ async def push_private_refused(ctx: Ctx) -> str:
     "The operation MUST establish a webhook endpoint for task update notifications.",
 )
 async def push_create(ctx: Ctx) -> str:
-    reply, created = await _step(ctx, "create")
+    _, created = await _step(ctx, "create")
     hook = await ctx.webhook()
     if created.get("url") != hook.url + "/crud":
         raise Fail(f"the created config's url is {created.get('url')!r}")
@@ -461,8 +470,7 @@ async def push_get(ctx: Ctx) -> str:
     "ListTaskPushNotificationConfigs includes the config",
     MUST,
     "§3.1.9",
-    "The operation MUST return all active push notification configurations for the "
-    "specified task",
+    "The operation MUST return all active push notification configurations for the specified task",
 )
 async def push_list(ctx: Ctx) -> str:
     reply, created = await _step(ctx, "list")
@@ -512,8 +520,7 @@ async def push_delete_idempotent(ctx: Ctx) -> str:
     "a push config for an unknown task is TaskNotFoundError (-32001)",
     MUST,
     "§3.1.7",
-    "[`TaskNotFoundError`](#332-error-handling): The task ID does not exist or is not "
-    "accessible.",
+    "[`TaskNotFoundError`](#332-error-handling): The task ID does not exist or is not accessible.",
 )
 async def push_unknown_task(ctx: Ctx) -> str:
     _need_push(ctx)
@@ -532,11 +539,13 @@ async def _deliveries(ctx: Ctx) -> tuple[str, list[Delivery]]:
     auth = {"scheme": "Bearer", "credentials": CREDENTIALS}
     created = await _create(ctx, task, path, token="a2a-check-token", authentication=auth)
     if created.error is not None:
-        await ctx.call("CancelTask", {"id": task["id"]})
+        await ctx.call("CancelTask", {"id": text(task, "id")})
         raise _refused(created, (await ctx.webhook()).url + path)
     if state_of(task) == "TASK_STATE_INPUT_REQUIRED":
-        await ctx.send(ctx.options.prompt, task_id=task["id"], context_id=task["contextId"])
-    await ctx.wait_state(task["id"], TERMINAL, ctx.options.timeout * 3)
+        await ctx.send(
+            ctx.options.prompt, task_id=text(task, "id"), context_id=text(task, "contextId")
+        )
+    await ctx.wait_state(text(task, "id"), TERMINAL, ctx.options.timeout * 3)
     hook = await ctx.webhook()
 
     def mine() -> list[Delivery]:
@@ -548,7 +557,7 @@ async def _deliveries(ctx: Ctx) -> tuple[str, list[Delivery]]:
         before = len(hook.deliveries)
         if len(await hook.wait(before + 1, ctx.options.timeout)) == before:
             break
-    return task["id"], mine()
+    return text(task, "id"), mine()
 
 
 def _shows_terminal(delivery: Delivery) -> bool:
@@ -612,8 +621,11 @@ async def push_delivery_payload(ctx: Ctx) -> str:
 )
 async def push_delivery_auth(ctx: Ctx) -> str:
     _, got = await _delivered(ctx)
-    wrong = [d.headers.get("authorization") for d in got
-             if d.headers.get("authorization") != f"Bearer {CREDENTIALS}"]
+    wrong = [
+        d.headers.get("authorization")
+        for d in got
+        if d.headers.get("authorization") != f"Bearer {CREDENTIALS}"
+    ]
     if wrong:
         raise Fail(f"Authorization headers: {wrong[:3]}")
     return f"Authorization: Bearer <the credentials> on {len(got)} POST(s)"

@@ -8,7 +8,6 @@ import re
 
 from interlink.a2a import types as t
 from interlink.a2a._codec import ValidationError, decode
-
 from interlink.check._a2a_cases_card import UNKNOWN_TASK
 from interlink.check._a2a_runner import (
     INTERRUPTED,
@@ -18,7 +17,9 @@ from interlink.check._a2a_runner import (
     Skip,
     case,
     expect_code,
+    objects,
     state_of,
+    text,
 )
 from interlink.check._a2a_wire import Json
 from interlink.check._report import Level
@@ -37,8 +38,7 @@ _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")
     "SendMessage answers with exactly one of task or message",
     MUST,
     "§3.1.1",
-    "The operation MUST return immediately with either task information or response "
-    "message.",
+    "The operation MUST return immediately with either task information or response message.",
 )
 async def send_result(ctx: Ctx) -> str:
     reply = await ctx.send(ctx.options.prompt)
@@ -113,7 +113,7 @@ async def send_return_immediately(ctx: Ctx) -> str:
     task = await ctx.new_task(ctx.need("slow_prompt"), immediately=True)
     if state_of(task) in TERMINAL:
         raise Fail(f"returned {state_of(task)}: the slow prompt's task had finished")
-    await ctx.call("CancelTask", {"id": task["id"]})
+    await ctx.call("CancelTask", {"id": text(task, "id")})
     return f"returned {state_of(task)}"
 
 
@@ -140,7 +140,9 @@ async def send_unknown_task(ctx: Ctx) -> str:
 )
 async def send_terminal_task(ctx: Ctx) -> str:
     task = await ctx.completed_task()
-    reply = await ctx.send(ctx.options.prompt, task_id=task["id"], context_id=task["contextId"])
+    reply = await ctx.send(
+        ctx.options.prompt, task_id=text(task, "id"), context_id=text(task, "contextId")
+    )
     return expect_code(reply, -32004, "UnsupportedOperationError")
 
 
@@ -160,12 +162,12 @@ async def _input_task(ctx: Ctx) -> Json:
 )
 async def send_context_inferred(ctx: Ctx) -> str:
     task = await _input_task(ctx)
-    reply = await ctx.send(ctx.options.prompt, task_id=task["id"])
+    reply = await ctx.send(ctx.options.prompt, task_id=text(task, "id"))
     result = reply.result
     got = result.get("task") if isinstance(result, dict) else None
     if not isinstance(got, dict):
         raise Fail(f"the follow-up: {reply.describe()}")
-    if got.get("id") != task["id"] or got.get("contextId") != task["contextId"]:
+    if got.get("id") != text(task, "id") or got.get("contextId") != text(task, "contextId"):
         raise Fail(
             f"follow-up answered task {got.get('id')} in context {got.get('contextId')}, "
             f"not {task['id']} in {task['contextId']}"
@@ -182,8 +184,10 @@ async def send_context_inferred(ctx: Ctx) -> str:
 )
 async def send_context_mismatch(ctx: Ctx) -> str:
     task = await _input_task(ctx)
-    reply = await ctx.send(ctx.options.prompt, task_id=task["id"], context_id="a2a-check-other")
-    await ctx.call("CancelTask", {"id": task["id"]})
+    reply = await ctx.send(
+        ctx.options.prompt, task_id=text(task, "id"), context_id="a2a-check-other"
+    )
+    await ctx.call("CancelTask", {"id": text(task, "id")})
     if reply.error is None:
         raise Fail(f"accepted: {reply.describe()}")
     return reply.describe()
@@ -202,8 +206,8 @@ async def send_context_mismatch(ctx: Ctx) -> str:
 )
 async def get_task(ctx: Ctx) -> str:
     task = await ctx.completed_task()
-    got = await ctx.result("GetTask", {"id": task["id"]})
-    if got.get("id") != task["id"] or state_of(got) != state_of(task):
+    got = await ctx.result("GetTask", {"id": text(task, "id")})
+    if got.get("id") != text(task, "id") or state_of(got) != state_of(task):
         raise Fail(f"GetTask {task['id']}: id {got.get('id')}, state {state_of(got)}")
     return f"{got['id']} {state_of(got)}"
 
@@ -217,9 +221,7 @@ async def get_task(ctx: Ctx) -> str:
     "or is not accessible to the authenticated client",
 )
 async def get_unknown(ctx: Ctx) -> str:
-    return expect_code(
-        await ctx.call("GetTask", {"id": UNKNOWN_TASK}), -32001, "TaskNotFoundError"
-    )
+    return expect_code(await ctx.call("GetTask", {"id": UNKNOWN_TASK}), -32001, "TaskNotFoundError")
 
 
 @case(
@@ -231,9 +233,9 @@ async def get_unknown(ctx: Ctx) -> str:
 )
 async def get_history_zero(ctx: Ctx) -> str:
     task = await ctx.completed_task()
-    got = await ctx.result("GetTask", {"id": task["id"], "historyLength": 0})
+    got = await ctx.result("GetTask", {"id": text(task, "id"), "historyLength": 0})
     if "history" in got:
-        raise Fail(f"history present: {len(got['history'] or [])} message(s)")
+        raise Fail(f"history present: {len(objects(got, 'history'))} message(s)")
     return "no history field"
 
 
@@ -246,12 +248,12 @@ async def get_history_zero(ctx: Ctx) -> str:
 )
 async def get_history_length(ctx: Ctx) -> str:
     task = await ctx.completed_task()
-    full = await ctx.result("GetTask", {"id": task["id"]})
-    history = full.get("history") if isinstance(full.get("history"), list) else []
+    full = await ctx.result("GetTask", {"id": text(task, "id")})
+    history = objects(full, "history")
     if not history:
         raise Skip("the task has no history to limit")
-    got = await ctx.result("GetTask", {"id": task["id"], "historyLength": 1})
-    short = got.get("history") if isinstance(got.get("history"), list) else []
+    got = await ctx.result("GetTask", {"id": text(task, "id"), "historyLength": 1})
+    short = objects(got, "history")
     if len(short) > 1:
         raise Fail(f"historyLength 1 returned {len(short)} messages")
     if short and short[-1] != history[-1]:
@@ -264,21 +266,21 @@ async def get_history_length(ctx: Ctx) -> str:
 
 @case(
     "list.next_page_token",
-    "ListTasks always has nextPageToken (\"\" on the last page)",
+    'ListTasks always has nextPageToken ("" on the last page)',
     MUST,
     "§3.1.4",
     "The `nextPageToken` field MUST always be present in the response.",
 )
 async def list_next_page_token(ctx: Ctx) -> str:
     task = await ctx.completed_task()
-    page = await ctx.result("ListTasks", {"contextId": task["contextId"]})
+    page = await ctx.result("ListTasks", {"contextId": text(task, "contextId")})
     if "nextPageToken" not in page:
         raise Fail(f"no nextPageToken in {sorted(page)}")
     if not isinstance(page.get("tasks"), list):
         raise Fail(f"no tasks array in {sorted(page)}")
     if page["nextPageToken"] != "":
-        raise Fail(f"the last page's nextPageToken is {page['nextPageToken']!r}, not \"\"")
-    return f"{len(page['tasks'])} task(s), nextPageToken \"\""
+        raise Fail(f'the last page\'s nextPageToken is {page["nextPageToken"]!r}, not ""')
+    return f'{len(objects(page, "tasks"))} task(s), nextPageToken ""'
 
 
 @case(
@@ -291,8 +293,8 @@ async def list_next_page_token(ctx: Ctx) -> str:
 )
 async def list_artifacts_omitted(ctx: Ctx) -> str:
     task = await ctx.completed_task()
-    page = await ctx.result("ListTasks", {"contextId": task["contextId"]})
-    tasks = [x for x in page.get("tasks") or [] if isinstance(x, dict)]
+    page = await ctx.result("ListTasks", {"contextId": text(task, "contextId")})
+    tasks = objects(page, "tasks")
     bad = [x.get("id") for x in tasks if "artifacts" in x]
     if bad:
         raise Fail(f"artifacts present in {bad}")
@@ -309,26 +311,28 @@ async def list_artifacts_omitted(ctx: Ctx) -> str:
 )
 async def list_include_artifacts(ctx: Ctx) -> str:
     task = await ctx.completed_task()
-    full = await ctx.result("GetTask", {"id": task["id"]})
+    full = await ctx.result("GetTask", {"id": text(task, "id")})
     if not full.get("artifacts"):
         raise Skip("--prompt's task has no artifacts")
     page = await ctx.result(
-        "ListTasks", {"contextId": task["contextId"], "includeArtifacts": True}
+        "ListTasks", {"contextId": text(task, "contextId"), "includeArtifacts": True}
     )
-    listed = [x for x in page.get("tasks") or [] if isinstance(x, dict) and x["id"] == task["id"]]
+    listed = [x for x in objects(page, "tasks") if x.get("id") == text(task, "id")]
     if not listed:
         raise Fail(f"task {task['id']} not listed")
     if _artifacts(listed[0]) != _artifacts(full):
-        raise Fail(f"listed artifacts {json.dumps(listed[0].get('artifacts'))[:200]} differ "
-                   f"from GetTask's {json.dumps(full['artifacts'])[:200]}")
-    return f"{len(full['artifacts'])} artifact(s), as GetTask shows them"
+        raise Fail(
+            f"listed artifacts {json.dumps(listed[0].get('artifacts'))[:200]} differ "
+            f"from GetTask's {json.dumps(full['artifacts'])[:200]}"
+        )
+    return f"{len(objects(full, 'artifacts'))} artifact(s), as GetTask shows them"
 
 
 def _artifacts(task: Json) -> list[t.Artifact] | None:
     """The task's artifacts decoded (so that ProtoJSON's optional zero values compare
     equal to their absence); None when they do not decode."""
     try:
-        return [decode(t.Artifact, json.dumps(a).encode()) for a in task.get("artifacts") or []]
+        return [decode(t.Artifact, json.dumps(a).encode()) for a in objects(task, "artifacts")]
     except ValidationError:
         return None
 
@@ -351,10 +355,10 @@ def _stamp(task: Json) -> str:
 async def list_pagination(ctx: Ctx) -> str:
     first = await ctx.new_task(ctx.options.prompt)
     context = str(first.get("contextId"))
-    made = {first["id"]}
+    made = {text(first, "id")}
     for _ in range(2):
         task = await ctx.new_task(ctx.options.prompt, context_id=context)
-        made.add(task["id"])
+        made.add(text(task, "id"))
     for task_id in made:
         await ctx.wait_state(task_id, TERMINAL | INTERRUPTED, ctx.options.timeout)
     seen: list[Json] = []
@@ -364,7 +368,7 @@ async def list_pagination(ctx: Ctx) -> str:
         if token:
             params["pageToken"] = token
         page = await ctx.result("ListTasks", params)
-        tasks = [x for x in page.get("tasks") or [] if isinstance(x, dict)]
+        tasks = objects(page, "tasks")
         pages += 1
         if len(tasks) > 1:
             raise Fail(f"page {pages} has {len(tasks)} tasks for pageSize 1")
@@ -401,10 +405,10 @@ async def list_pagination(ctx: Ctx) -> str:
 )
 async def cancel_working(ctx: Ctx) -> str:
     task = await ctx.new_task(ctx.need("slow_prompt"), immediately=True)
-    got = await ctx.result("CancelTask", {"id": task["id"]})
-    if got.get("id") != task["id"]:
+    got = await ctx.result("CancelTask", {"id": text(task, "id")})
+    if got.get("id") != text(task, "id"):
         raise Fail(f"CancelTask answered {got.get('id')!r}, not the task")
-    final = await ctx.wait_state(task["id"], TERMINAL, ctx.options.timeout * 3)
+    final = await ctx.wait_state(text(task, "id"), TERMINAL, ctx.options.timeout * 3)
     if state_of(final) != "TASK_STATE_CANCELED":
         raise Fail(f"the task ended {state_of(final)}")
     return f"returned {state_of(got)}; ended TASK_STATE_CANCELED"
@@ -421,10 +425,10 @@ async def cancel_working(ctx: Ctx) -> str:
 )
 async def cancel_idempotent(ctx: Ctx) -> str:
     task = await ctx.new_task(ctx.need("slow_prompt"), immediately=True)
-    await ctx.call("CancelTask", {"id": task["id"]})
-    await ctx.wait_state(task["id"], frozenset({"TASK_STATE_CANCELED"}), ctx.options.timeout)
-    again = await ctx.call("CancelTask", {"id": task["id"]})
-    final = await ctx.result("GetTask", {"id": task["id"]})
+    await ctx.call("CancelTask", {"id": text(task, "id")})
+    await ctx.wait_state(text(task, "id"), frozenset({"TASK_STATE_CANCELED"}), ctx.options.timeout)
+    again = await ctx.call("CancelTask", {"id": text(task, "id")})
+    final = await ctx.result("GetTask", {"id": text(task, "id")})
     if state_of(final) != "TASK_STATE_CANCELED":
         raise Fail(f"after the second cancel the task is {state_of(final)}")
     if again.error is not None and again.code not in (-32001, -32002):
@@ -444,7 +448,7 @@ async def cancel_terminal(ctx: Ctx) -> str:
     task = await ctx.completed_task()
     if state_of(task) == "TASK_STATE_CANCELED":
         raise Skip("--prompt's task ended canceled")
-    reply = await ctx.call("CancelTask", {"id": task["id"]})
+    reply = await ctx.call("CancelTask", {"id": text(task, "id")})
     return expect_code(reply, -32002, "TaskNotCancelableError")
 
 
@@ -453,8 +457,7 @@ async def cancel_terminal(ctx: Ctx) -> str:
     "CancelTask of an unknown id is answered TaskNotFoundError (-32001)",
     MUST,
     "§3.1.5",
-    "[`TaskNotFoundError`](#332-error-handling): The task ID does not exist or is not "
-    "accessible.",
+    "[`TaskNotFoundError`](#332-error-handling): The task ID does not exist or is not accessible.",
 )
 async def cancel_unknown(ctx: Ctx) -> str:
     return expect_code(

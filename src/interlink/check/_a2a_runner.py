@@ -28,14 +28,20 @@ from interlink.check._report import Case, Citation, Level, Outcome, Report, Resu
 
 __all__ = [
     "CASES",
+    "INTERRUPTED",
     "TERMINAL",
     "Ctx",
     "Fail",
     "Options",
     "Skip",
     "case",
+    "expect_code",
     "load_cases",
+    "message",
+    "objects",
     "run_check",
+    "state_of",
+    "text",
 ]
 
 T = TypeVar("T")
@@ -100,6 +106,18 @@ def message(text: str, *, task_id: str | None = None, context_id: str | None = N
     if context_id is not None:
         out["contextId"] = context_id
     return out
+
+
+def text(obj: Json, key: str) -> str:
+    """`obj[key]` when it is a string, else ""."""
+    value = obj.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def objects(obj: Json, key: str) -> list[Json]:
+    """The objects in the array `obj[key]` (none when it is not an array)."""
+    value = obj.get(key)
+    return [x for x in value if isinstance(x, dict)] if isinstance(value, list) else []
 
 
 def state_of(task: object) -> str:
@@ -279,9 +297,7 @@ def card_url_for(url: str) -> str:
     return str(target.copy_with(path=CARD_PATH, query=None, fragment=None))
 
 
-async def run_check(
-    options: Options, transport: httpx.AsyncBaseTransport | None = None
-) -> Report:
+async def run_check(options: Options, transport: httpx.AsyncBaseTransport | None = None) -> Report:
     """Fetch the card, choose the JSON-RPC interface and run the selected cases.
     `transport` replaces the network (for tests)."""
     load_cases()

@@ -129,7 +129,7 @@ class Stream:
 
     @property
     def content_type(self) -> str:
-        return self.response.headers.get("content-type", "")
+        return str(self.response.headers.get("content-type", ""))
 
     async def _line_iter(self) -> AsyncIterator[bytes]:
         buffer = b""
@@ -392,11 +392,11 @@ class Webhook:
         finally:
             writer.close()
 
-    async def wait(self, count: int, timeout: float) -> list[Delivery]:
+    async def wait(self, count: int, seconds: float) -> list[Delivery]:
         """The deliveries once there are `count` of them, or all there are at the timeout."""
         async with self._arrived:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(
-                    self._arrived.wait_for(lambda: len(self.deliveries) >= count), timeout
+                    self._arrived.wait_for(lambda: len(self.deliveries) >= count), seconds
                 )
             return list(self.deliveries)

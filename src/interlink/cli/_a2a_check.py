@@ -30,7 +30,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "reason. Only URL's origin and loopback are contacted. Exit status 0 when no MUST "
         "failed.",
     )
-    check.add_argument("url", nargs="?", metavar="URL", help="the agent's base URL or its card's URL")
+    check.add_argument(
+        "url", nargs="?", metavar="URL", help="the agent's base URL or its card's URL"
+    )
     check.add_argument(
         "--prompt", default="hello", metavar="TEXT", help="a message that runs a task (hello)"
     )
@@ -68,8 +70,7 @@ def run(args: argparse.Namespace) -> int:
 
     import httpx
 
-    from interlink.check import render_json, render_junit, render_text
-    from interlink.check import selected
+    from interlink.check import render_json, render_junit, render_text, selected
     from interlink.check._a2a_runner import Options, load_cases, run_check
 
     cases = load_cases()
