@@ -4,6 +4,7 @@ httpx transport), its SSE reader, its contact policy and its command line."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import socket
 import subprocess
@@ -45,15 +46,16 @@ class Broken:
     """Tasks complete at once; ListTasks has no nextPageToken; an unknown task is -32603;
     A2A-Version is ignored; invalid JSON is answered as if it were fine."""
 
-    def __init__(self, card: dict[str, object]) -> None:
+    def __init__(self, card: dict[str, object], files: dict[str, object] | None = None) -> None:
         self.card = card
+        self.files = files or {}
         self.tasks: dict[str, dict[str, object]] = {}
         self.hosts: list[str] = []
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         self.hosts.append(request.url.host)
         if request.method == "GET":
-            return httpx.Response(200, json=self.card)
+            return httpx.Response(200, json=self.files.get(request.url.path, self.card))
         try:
             body = json.loads(request.content)
         except ValueError:
@@ -120,6 +122,53 @@ def test_an_interface_elsewhere_is_not_contacted() -> None:
     assert by_id["get.task"].outcome is Outcome.SKIP
     assert "elsewhere, not contacted: " + ELSEWHERE in by_id["get.task"].detail
     assert "another host: not contacted" in by_id["card.interfaces"].detail
+    assert set(server.hosts) == {"127.0.0.1"}
+
+
+def _signed(card: dict[str, object], jku: str, tamper: bool = False) -> dict[str, object]:
+    """`card` signed with a fresh P-256 key (ES256) over its JCS form without defaults
+    (its empty capabilities.extensions removed, §8.4.1); the JWKS for `jku`."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec, utils
+
+    def b64(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    numbers = key.public_key().public_numbers()
+    header = {"alg": "ES256", "typ": "JOSE", "kid": "k1", "jku": jku}
+    protected = b64(json.dumps(header).encode())
+    payload = json.dumps(card, sort_keys=True, separators=(",", ":")).encode()
+    der = key.sign(f"{protected}.{b64(payload)}".encode(), ec.ECDSA(hashes.SHA256()))
+    r, s = utils.decode_dss_signature(der)
+    raw = r.to_bytes(32, "big") + s.to_bytes(32, "big")
+    served = json.loads(json.dumps(card))
+    served["capabilities"]["extensions"] = []  # a default value, not signed
+    served["signatures"] = [{"protected": protected, "signature": b64(raw)}]
+    if tamper:
+        served["name"] = "someone else"
+    jwk = {"kty": "EC", "crv": "P-256", "kid": "k1"}
+    jwk |= {"x": b64(numbers.x.to_bytes(32, "big")), "y": b64(numbers.y.to_bytes(32, "big"))}
+    return {"card": served, "jwks": {"keys": [jwk]}}
+
+
+@pytest.mark.parametrize(
+    ("jku", "tamper", "expected"),
+    [
+        (BASE + "keys/jwks.json", False, Outcome.PASS),
+        (BASE + "keys/jwks.json", True, Outcome.FAIL),
+        ("http://192.0.2.10/jwks.json", False, Outcome.SKIP),  # not contacted
+    ],
+)
+def test_card_signature_is_verified_with_the_key_at_jku(
+    jku: str, tamper: bool, expected: Outcome
+) -> None:
+    card = _card()
+    card["defaultInputModes"] = card.pop("default_input_modes")
+    signed = _signed(card, jku, tamper)
+    server = Broken(signed["card"], {"/keys/jwks.json": signed["jwks"]})  # type: ignore[arg-type]
+    got = _outcomes(server, "card.signature", "card.signature_valid")
+    assert got == {"card.signature": Outcome.PASS, "card.signature_valid": expected}
     assert set(server.hosts) == {"127.0.0.1"}
 
 

@@ -3,7 +3,6 @@ negotiation, and the JSON-RPC binding's own rules (framing, ids, error objects).
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 
@@ -12,6 +11,7 @@ import httpx
 from interlink.a2a import types as t
 from interlink.a2a._codec import ValidationError, decode
 from interlink.check._a2a_runner import Ctx, Fail, Skip, case, expect_code, text
+from interlink.check._a2a_signature import Unverifiable, b64url, payloads, verify
 from interlink.check._a2a_wire import Json, Refused, Reply
 from interlink.check._report import Level
 
@@ -259,10 +259,26 @@ async def card_last_modified(ctx: Ctx) -> str:
     return f"Last-Modified: {value}"
 
 
-def _b64url(text: str) -> bytes:
-    if not re.fullmatch(r"[A-Za-z0-9_-]*", text):
-        raise ValueError("not base64url (RFC 7515: no padding, URL-safe alphabet)")
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+def _signatures(ctx: Ctx) -> list[tuple[Json, Json]]:
+    """Each signature with its decoded protected header; FAIL when one is malformed."""
+    signatures = _card(ctx).get("signatures")
+    if not signatures:
+        raise Skip("the card is not signed (signing is a MAY, §8.4)")
+    if not isinstance(signatures, list):
+        raise Fail(f"signatures is not an array: {signatures!r}")
+    out = []
+    for i, sig in enumerate(signatures):
+        if not isinstance(sig, dict):
+            raise Fail(f"signatures[{i}] is not an object")
+        try:
+            header = json.loads(b64url(str(sig.get("protected", ""))))
+            b64url(str(sig.get("signature", "")))
+        except ValueError as exc:
+            raise Fail(f"signatures[{i}]: {exc}") from None
+        if not isinstance(header, dict) or not header.get("alg") or not header.get("kid"):
+            raise Fail(f"signatures[{i}]: protected header lacks alg or kid: {header!r}")
+        out.append((sig, header))
+    return out
 
 
 @case(
@@ -274,24 +290,55 @@ def _b64url(text: str) -> bytes:
     '(e.g., "ES256", "RS256") [...] `kid`: Key ID for identifying the signing key',
 )
 async def card_signature(ctx: Ctx) -> str:
-    signatures = _card(ctx).get("signatures")
-    if not signatures:
-        raise Skip("the card is not signed (signing is a MAY, §8.4)")
-    if not isinstance(signatures, list):
-        raise Fail(f"signatures is not an array: {signatures!r}")
-    seen = []
-    for i, sig in enumerate(signatures):
-        if not isinstance(sig, dict):
-            raise Fail(f"signatures[{i}] is not an object")
+    found = _signatures(ctx)
+    return "; ".join(f"alg {h['alg']}, kid {h['kid']}" for _, h in found)
+
+
+async def _key(ctx: Ctx, header: Json) -> Json:
+    """The signing key: the header's `jwk`, or the `kid` entry of the JWKS at `jku`."""
+    jwk = header.get("jwk")
+    if isinstance(jwk, dict):
+        return jwk
+    jku = header.get("jku")
+    if not isinstance(jku, str):
+        raise Unverifiable("no jwk or jku in the protected header (a trusted key store?)")
+    if not ctx.wire.allowed(jku):
+        raise Unverifiable(f"the key set {jku} is on another host: not contacted")
+    reply = await ctx.wire.get(jku)
+    keys = reply.obj.get("keys")
+    for key in keys if isinstance(keys, list) else []:
+        if isinstance(key, dict) and key.get("kid") == header.get("kid"):
+            return key
+    raise Fail(f"no key {header.get('kid')!r} in the key set at {jku}: {reply.describe()}")
+
+
+@case(
+    "card.signature_valid",
+    "each card signature verifies over the JCS-canonical card without signatures",
+    MUST,
+    "§8.4.1",
+    "Before signing, the Agent Card content **MUST** be canonicalized using the JSON "
+    "Canonicalization Scheme (JCS) as defined in [RFC 8785]",
+)
+async def card_signature_valid(ctx: Ctx) -> str:
+    verified, unverifiable = [], []
+    for sig, header in _signatures(ctx):
         try:
-            header = json.loads(_b64url(str(sig.get("protected", ""))))
-            _b64url(str(sig.get("signature", "")))
-        except ValueError as exc:
-            raise Fail(f"signatures[{i}]: {exc}") from None
-        if not isinstance(header, dict) or not header.get("alg") or not header.get("kid"):
-            raise Fail(f"signatures[{i}]: protected header lacks alg or kid: {header!r}")
-        seen.append(f"alg {header['alg']}, kid {header['kid']}")
-    return "; ".join(seen) + " (the signature itself is not verified by this version)"
+            key = await _key(ctx, header)
+            signature = b64url(str(sig["signature"]))
+            protected = str(sig["protected"])
+            if not any(
+                verify(str(header["alg"]), key, protected, signature, payload)
+                for payload in payloads(ctx.card)
+            ):
+                raise Fail(f"the signature of kid {header['kid']!r} does not verify")
+        except Unverifiable as exc:
+            unverifiable.append(f"kid {header['kid']!r}: {exc}")
+            continue
+        verified.append(f"kid {header['kid']!r} ({header['alg']})")
+    if not verified:
+        raise Skip("; ".join(unverifiable))
+    return "verified: " + ", ".join(verified) + "".join(f"; {u}" for u in unverifiable)
 
 
 @case(
