@@ -10,18 +10,9 @@ the exit status. Every FAIL below was checked against the spec's sentence the ca
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import shutil
-import signal
 import subprocess
 import sys
-import tempfile
-import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
@@ -29,14 +20,12 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from tests.interop.a2a.conftest import (
-    CARD_PATH,
-    PEERS,
     ROOT,
     a2a_js_sdk,  # noqa: F401 (a fixture)
     a2a_py_sdk,  # noqa: F401 (a fixture)
-    free_port,
     serve,
 )
+from tests.interop.a2a.test_our_client import peer  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(180)]
 
@@ -93,42 +82,6 @@ def details(report: dict[str, Any]) -> str:
     )
 
 
-def _answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url.rstrip("/") + CARD_PATH, timeout=1) as response:
-            return bool(response.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
-
-
-@contextlib.contextmanager
-def sdk_server(kind: str) -> Iterator[str]:
-    port = free_port()
-    if kind == "py":
-        cmd = [sys.executable, str(PEERS / "py_server.py"), str(port)]
-    else:
-        cmd = [shutil.which("node") or "node", str(PEERS / "js_server.mjs"), str(port)]
-    url = f"http://127.0.0.1:{port}/"
-    with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=log, start_new_session=True)
-        try:
-            deadline = time.monotonic() + 30
-            while not _answers(url):
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    pytest.fail(f"peer server did not start: {cmd}\n{log.read().decode()}")
-                time.sleep(0.1)
-            yield url
-        finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
-
-
 def test_ours_refuses_the_loopback_webhook_and_says_so(tmp_path: Path) -> None:
     """By default interlink refuses non-public webhook URLs (DECISIONS): that is reported
     as push.private_refused PASS, and the push cases SKIP with the refusal, not FAIL."""
@@ -162,9 +115,17 @@ def test_ours_with_loopback_webhooks_allowed_delivers() -> None:
     assert strict == 1
 
 
-def test_python_sdk_server(a2a_py_sdk: str) -> None:  # noqa: F811
-    with sdk_server("py") as url:
-        status, report = check(url, "--input-prompt", "ask", "--slow-prompt", "slow")
+def test_sdk_servers(peer: str, request: pytest.FixtureRequest) -> None:  # noqa: F811
+    """`peer` (from tests/interop/a2a/test_our_client.py) is each SDK's server in turn."""
+    kind = request.node.callspec.params["peer"]
+    status, report = check(peer, "--input-prompt", "ask", "--slow-prompt", "slow")
+    if kind == "py":
+        _python_sdk_server(status, report)
+    else:
+        _js_sdk_server(status, report)
+
+
+def _python_sdk_server(status: int, report: dict[str, Any]) -> None:
     assert verdicts(report) == NOT_OFFERED | NO_PUSH | {
         # §8.6.1 SHOULD: its card route sends an ETag but no Cache-Control
         "card.cache_control": "FAIL",
@@ -180,9 +141,7 @@ def test_python_sdk_server(a2a_py_sdk: str) -> None:  # noqa: F811
     assert report["summary"]["failed"]["MUST"] == 1
 
 
-def test_js_sdk_server(a2a_js_sdk: str) -> None:  # noqa: F811
-    with sdk_server("js") as url:
-        status, report = check(url, "--input-prompt", "ask", "--slow-prompt", "slow")
+def _js_sdk_server(status: int, report: dict[str, Any]) -> None:
     assert verdicts(report) == NOT_OFFERED | NO_PUSH | {
         # §8.6.1 SHOULD/MAY: the card has no Cache-Control, no ETag, no Last-Modified
         "card.cache_control": "FAIL",

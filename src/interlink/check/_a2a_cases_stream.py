@@ -117,15 +117,10 @@ _CLOSE = "The stream MUST close when the task reaches a terminal state"
 async def stream_unsupported(ctx: Ctx) -> str:
     if ctx.capability("streaming"):
         raise Skip("the card declares capabilities.streaming")
-    params = {"message": message(ctx.options.prompt)}
-    async with ctx.wire.stream(ctx.url, "SendStreamingMessage", params) as stream:
-        if stream.reply is not None:
-            return expect_code(stream.reply, -32004, "UnsupportedOperationError")
-        event = await stream.next()
-        kind, obj = payload(event, stream) if event else ("none", {})
-        if kind == "error" and obj.get("code") == -32004:
-            return "UnsupportedOperationError (-32004) as an SSE event"
-        raise Fail(f"streamed a {kind}")
+    params: Json = {"message": message(ctx.options.prompt)}
+    return await _stream_error(
+        ctx, "SendStreamingMessage", params, -32004, "UnsupportedOperationError"
+    )
 
 
 @case(
@@ -251,7 +246,8 @@ async def subscribe_task_first(ctx: Ctx) -> str:
 async def subscribe_terminal(ctx: Ctx) -> str:
     ctx.need_streaming()
     task = await ctx.completed_task()
-    return await _stream_error(ctx, {"id": text(task, "id")}, -32004, "UnsupportedOperationError")
+    params: Json = {"id": text(task, "id")}
+    return await _stream_error(ctx, "SubscribeToTask", params, -32004, "UnsupportedOperationError")
 
 
 @case(
@@ -263,11 +259,14 @@ async def subscribe_terminal(ctx: Ctx) -> str:
 )
 async def subscribe_unknown(ctx: Ctx) -> str:
     ctx.need_streaming()
-    return await _stream_error(ctx, {"id": UNKNOWN_TASK}, -32001, "TaskNotFoundError")
+    params: Json = {"id": UNKNOWN_TASK}
+    return await _stream_error(ctx, "SubscribeToTask", params, -32001, "TaskNotFoundError")
 
 
-async def _stream_error(ctx: Ctx, params: Json, code: int, name: str) -> str:
-    seen = await read_stream(ctx, "SubscribeToTask", params)
+async def _stream_error(ctx: Ctx, method: str, params: Json, code: int, name: str) -> str:
+    """PASS when a streaming call is refused with `code`: as a plain JSON-RPC answer, or
+    as the stream's first (error) event."""
+    seen = await read_stream(ctx, method, params)
     if seen.reply is not None:
         return expect_code(seen.reply, code, name)
     if seen.kinds[:1] == ["error"] and seen.objects[0].get("code") == code:
@@ -286,7 +285,7 @@ async def _stream_error(ctx: Ctx, params: Json, code: int, name: str) -> str:
 )
 async def subscribe_resume(ctx: Ctx) -> str:
     task = await _slow_task(ctx)
-    params = {"id": text(task, "id")}
+    params: Json = {"id": text(task, "id")}
     async with ctx.wire.stream(ctx.url, "SubscribeToTask", params) as stream:
         if stream.reply is not None:
             raise Fail(stream.reply.describe())
