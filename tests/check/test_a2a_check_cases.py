@@ -51,6 +51,7 @@ class Broken:
         self.files = files or {}
         self.tasks: dict[str, dict[str, object]] = {}
         self.hosts: list[str] = []
+        self.stamp = "yesterday"  # not ISO 8601 (§5.6.1)
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         self.hosts.append(request.url.host)
@@ -69,7 +70,7 @@ class Broken:
             task: dict[str, object] = {
                 "id": str(uuid.uuid4()),
                 "contextId": "c",
-                "status": {"state": "TASK_STATE_COMPLETED", "timestamp": "yesterday"},
+                "status": {"state": "TASK_STATE_COMPLETED", "timestamp": self.stamp},
             }
             self.tasks[str(task["id"])] = task
             return ok({"task": task})
@@ -278,3 +279,42 @@ def test_an_unreachable_url_fails_the_card_and_exits_1() -> None:
     assert served["outcome"] == "FAIL"
     assert "ConnectError" in served["detail"]
     assert {c["outcome"] for c in report["cases"] if c["id"] != "card.served"} == {"SKIP"}
+
+
+class TwoBindings(Broken):
+    """Broken's JSON-RPC at `/` and an HTTP+JSON binding at `/rest` that disagrees: it
+    shows every task as working, and its errors are bare `{"error": ...}` without
+    ErrorInfo."""
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if not path.startswith("/rest/"):
+            return super().__call__(request)
+        self.hosts.append(request.url.host)
+        task_id = path.removeprefix("/rest/tasks/")
+        if request.method == "GET" and task_id in self.tasks:
+            task = dict(self.tasks[task_id], status={"state": "TASK_STATE_WORKING"})
+            return httpx.Response(200, json=task)
+        return httpx.Response(404, json={"error": {"code": 404, "message": "no"}})
+
+
+def test_bindings_that_disagree_fail_equivalence_and_rest_errors_need_error_info() -> None:
+    rest = {"url": BASE + "rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
+    jsonrpc = {"url": BASE, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+    server = TwoBindings(_card(supportedInterfaces=[jsonrpc, rest]))
+    server.stamp = "2026-01-02T03:04:05.678Z"
+    options = Options(
+        url=BASE,
+        timeout=2,
+        only=("binding", "rest.not_found", "rest.error_details", "card.interfaces"),
+    )
+    report = asyncio.run(run_check(options, httpx.MockTransport(server)))
+    got = {r.case.id: r.outcome for r in report.results}
+    detail = {r.case.id: r.detail for r in report.results}
+    assert "HTTP+JSON http://127.0.0.1:9/rest shows the task as" in detail["binding.equivalence"]
+    assert got == {
+        "card.interfaces": Outcome.PASS,  # both answer their binding
+        "binding.equivalence": Outcome.FAIL,  # WORKING over HTTP+JSON, COMPLETED over JSON-RPC
+        "rest.not_found": Outcome.FAIL,  # 404, but no ErrorInfo TASK_NOT_FOUND (§11.6)
+        "rest.error_details": Outcome.PASS,  # a Status with no details is well-formed
+    }

@@ -10,9 +10,14 @@ the exit status. Every FAIL below was checked against the spec's sentence the ca
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
@@ -23,9 +28,10 @@ from tests.interop.a2a.conftest import (
     ROOT,
     a2a_js_sdk,  # noqa: F401 (a fixture)
     a2a_py_sdk,  # noqa: F401 (a fixture)
+    free_port,
     serve,
 )
-from tests.interop.a2a.test_our_client import peer  # noqa: F401 (a fixture)
+from tests.interop.a2a.test_our_client import _answers, peer  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(180)]
 
@@ -38,6 +44,20 @@ NOT_OFFERED = {
     "extensions.required": "SKIP",
     "stream.unsupported": "SKIP",
 }
+# Only the two-bindings peer declares HTTP+JSON; on the others these SKIP.
+REST_CASES = (
+    "rest.send",
+    "rest.get",
+    "rest.not_found",
+    "rest.error_details",
+    "rest.not_cancelable",
+    "rest.version",
+    "rest.list",
+    "rest.history_zero",
+    "rest.content_type",
+    "rest.stream",
+)
+NOT_OFFERED |= dict.fromkeys(REST_CASES, "SKIP")
 # interlink's example agent declares push: push.unsupported is not asked.
 OURS = NOT_OFFERED | {"push.unsupported": "SKIP"}
 PUSH_CASES = (
@@ -97,7 +117,7 @@ def test_ours_refuses_the_loopback_webhook_and_says_so(tmp_path: Path) -> None:
     assert report["exitStatus"] == 0
     suites = ET.parse(tmp_path / "j.xml").getroot()
     assert suites.get("failures") == "0"
-    assert int(suites.get("skipped") or 0) == 14
+    assert int(suites.get("skipped") or 0) == 24
 
 
 def test_ours_with_loopback_webhooks_allowed_delivers() -> None:
@@ -159,3 +179,41 @@ def _js_sdk_server(status: int, report: dict[str, Any]) -> None:
     }, details(report)
     assert status == 1
     assert report["summary"]["failed"]["MUST"] == 2
+
+
+@contextlib.contextmanager
+def two_bindings() -> Iterator[str]:
+    """`tests/check/a2a_peer_two_bindings.py`: the Python SDK serving JSON-RPC and HTTP+JSON."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    cmd = [sys.executable, "-m", "tests.check.a2a_peer_two_bindings", str(port)]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not _answers(url):
+            assert proc.poll() is None, f"{cmd} exited {proc.returncode}"
+            assert time.monotonic() < deadline, f"{cmd} did not serve its card in 30 s"
+            time.sleep(0.1)
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+
+
+def test_python_sdk_server_with_two_bindings(a2a_py_sdk: str) -> None:  # noqa: F811
+    """JSON-RPC and HTTP+JSON on one handler: every HTTP+JSON case is asked, and the two
+    bindings show the same task and the same not-found error (§5.1)."""
+    with two_bindings() as url:
+        status, report = check(url, "--input-prompt", "ask", "--slow-prompt", "slow")
+    offered = {"binding.equivalence", *REST_CASES}
+    assert verdicts(report) == {k: v for k, v in NOT_OFFERED.items() if k not in offered} | (
+        NO_PUSH
+    ) | {
+        "card.cache_control": "FAIL",
+        "card.last_modified": "FAIL",
+        "stream.follow_up_task_first": "FAIL",
+        "subscribe.resume": "SKIP",
+        # §11.1 SHOULD: errors are sent as application/json, tasks as application/a2a+json
+        "rest.content_type": "FAIL",
+    }, details(report)
+    assert status == 1

@@ -20,6 +20,8 @@ __all__ = ["probe"]
 MUST, SHOULD, MAY = Level.MUST, Level.SHOULD, Level.MAY
 UNKNOWN_TASK = "a2a-check-no-such-task-0f1e2d3c"
 JSONRPC = "JSONRPC"
+HTTP_JSON = "HTTP+JSON"
+CHECKED = (JSONRPC, HTTP_JSON)
 
 
 def interfaces(card: Json) -> list[Json]:
@@ -40,21 +42,25 @@ async def probe(ctx: Ctx) -> None:
         else:
             ctx.card = ctx.card_reply.body
     if ctx.card_problem:
-        ctx.rpc_problem = f"no agent card ({ctx.card_problem})"
+        ctx.rpc_problem = ctx.rest_problem = f"no agent card ({ctx.card_problem})"
         return
+    ctx.rpc_url, ctx.rpc_problem = _choose(ctx, JSONRPC)
+    ctx.rest_url, ctx.rest_problem = _choose(ctx, HTTP_JSON)
+
+
+def _choose(ctx: Ctx, binding: str) -> tuple[str | None, str]:
+    """The first interface of `binding` that may be contacted, or why there is none."""
     elsewhere = []
     for entry in interfaces(ctx.card):
         url = entry.get("url")
-        if str(entry.get("protocolBinding", "")).upper() != JSONRPC or not isinstance(url, str):
+        if str(entry.get("protocolBinding", "")).upper() != binding or not isinstance(url, str):
             continue
         if ctx.wire.allowed(url):
-            ctx.rpc_url = url
-            return
+            return url, ""
         elsewhere.append(url)
     if elsewhere:
-        ctx.rpc_problem = f"the JSON-RPC interface is elsewhere, not contacted: {elsewhere[0]}"
-    else:
-        ctx.rpc_problem = "the card declares no JSON-RPC interface"
+        return None, f"the {binding} interface is elsewhere, not contacted: {elsewhere[0]}"
+    return None, f"the card declares no {binding} interface"
 
 
 def _card(ctx: Ctx) -> Json:
@@ -159,16 +165,22 @@ async def card_interfaces(ctx: Ctx) -> str:
         if parsed is None or not parsed.is_absolute_url:
             problems.append(f"[{i}] not an absolute URL: {url!r}")
             continue
-        if binding.upper() != JSONRPC:
+        if binding.upper() not in CHECKED:
             seen.append(f"[{i}] {binding} {url} (binding not checked by this version)")
         elif not ctx.wire.allowed(url):
             seen.append(f"[{i}] {binding} {url} (another host: not contacted)")
-        else:
+        elif binding.upper() == JSONRPC:
             reply = await ctx.wire.rpc(url, "GetTask", {"id": UNKNOWN_TASK})
             if reply.error is None or reply.obj.get("jsonrpc") != "2.0":
                 problems.append(f"[{i}] {url} does not answer JSON-RPC: {reply.describe()}")
             else:
                 seen.append(f"[{i}] JSONRPC {url} answers JSON-RPC")
+        else:
+            reply = await ctx.wire.send("GET", f"{url.rstrip('/')}/tasks/{UNKNOWN_TASK}")
+            if reply.status < 400 or not isinstance(reply.obj.get("error"), dict):
+                problems.append(f"[{i}] {url} does not answer HTTP+JSON: {reply.describe()}")
+            else:
+                seen.append(f"[{i}] HTTP+JSON {url} answers HTTP+JSON")
     if problems:
         raise Fail("; ".join(problems))
     return "; ".join(seen)
@@ -339,38 +351,6 @@ async def card_signature_valid(ctx: Ctx) -> str:
     if not verified:
         raise Skip("; ".join(unverifiable))
     return "verified: " + ", ".join(verified) + "".join(f"; {u}" for u in unverifiable)
-
-
-@case(
-    "binding.equivalence",
-    "every other declared interface serves the same tasks (checked: JSON-RPC ones)",
-    MUST,
-    "§5.1",
-    "When an agent supports multiple protocols, all supported protocols **MUST**: [...] "
-    "Return semantically equivalent results for the same requests",
-)
-async def binding_equivalence(ctx: Ctx) -> str:
-    others = [e for e in interfaces(_card(ctx)) if e.get("url") != ctx.url]
-    if not others:
-        raise Skip("the card declares one interface")
-    task = await ctx.completed_task()
-    checked, skipped = [], []
-    for entry in others:
-        url, binding = str(entry.get("url")), str(entry.get("protocolBinding"))
-        if binding.upper() != JSONRPC:
-            skipped.append(f"{binding} {url}: binding not checked by this version")
-            continue
-        if not ctx.wire.allowed(url):
-            skipped.append(f"{url}: another host, not contacted")
-            continue
-        reply = await ctx.wire.rpc(url, "GetTask", {"id": text(task, "id")})
-        result = reply.result
-        if not isinstance(result, dict) or result.get("id") != text(task, "id"):
-            raise Fail(f"GetTask {task['id']} at {url}: {reply.describe()}")
-        checked.append(url)
-    if not checked:
-        raise Skip("; ".join(skipped))
-    return f"the same task at {', '.join(checked)}" + (f"; {'; '.join(skipped)}" if skipped else "")
 
 
 # -- version negotiation ---------------------------------------------------------------

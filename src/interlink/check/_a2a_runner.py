@@ -136,6 +136,8 @@ class Ctx:
     card_problem: str = ""  # why there is no card to check against
     rpc_url: str | None = None  # the JSON-RPC interface checked
     rpc_problem: str = ""  # why there is none
+    rest_url: str | None = None  # the HTTP+JSON interface checked
+    rest_problem: str = ""  # why there is none
     _once: dict[str, asyncio.Future[object]] = field(default_factory=dict)
     _cleanups: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
@@ -285,7 +287,7 @@ async def _one(entry: Entry, ctx: Ctx, bound: float) -> Result:
 
 def load_cases() -> list[Entry]:
     """Import the case modules (registering their cases), in the report's order."""
-    for name in ("card", "task", "stream"):
+    for name in ("card", "task", "stream", "rest"):
         importlib.import_module(f"interlink.check._a2a_cases_{name}")
     return CASES
 

@@ -270,9 +270,21 @@ class Wire:
         version: str | None = A2A_VERSION,
         headers: Mapping[str, str] | None = None,
     ) -> Reply:
+        return await self.send("POST", url, body, version=version, headers=headers)
+
+    async def send(
+        self,
+        method: str,
+        url: str,
+        body: bytes | None = None,
+        *,
+        version: str | None = A2A_VERSION,
+        headers: Mapping[str, str] | None = None,
+    ) -> Reply:
+        """One HTTP request (JSON body, A2A-Version unless None); the whole answer."""
         self._check(url)
         sent = self._headers(version, headers)
-        async with self.http.stream("POST", url, content=body, headers=sent) as response:
+        async with self.http.stream(method, url, content=body, headers=sent) as response:
             raw = await self._read(response)
         return _parse(response.status_code, response.headers, raw)
 
@@ -303,17 +315,31 @@ class Wire:
         version: str | None = A2A_VERSION,
         headers: Mapping[str, str] | None = None,
     ) -> AsyncIterator[Stream]:
-        """A streaming call: yields a `Stream` whose `reply` is set when the server
-        answered with something other than `text/event-stream` (an error, usually)."""
-        self._check(url)
+        """A streaming JSON-RPC call: yields a `Stream` whose `reply` is set when the
+        server answered with something other than `text/event-stream` (an error)."""
         request_id = self.next_id()
         request: Json = {"jsonrpc": "2.0", "id": request_id, "method": method}
         request["params"] = params
+        body = json.dumps(request).encode()
+        async with self.open_stream(url, body, version=version, headers=headers) as stream:
+            stream.request_id = request_id
+            yield stream
+
+    @contextlib.asynccontextmanager
+    async def open_stream(
+        self,
+        url: str,
+        body: bytes | None,
+        *,
+        version: str | None = A2A_VERSION,
+        headers: Mapping[str, str] | None = None,
+    ) -> AsyncIterator[Stream]:
+        """POST `body` and yield the SSE response (or, in `reply`, the other answer)."""
+        self._check(url)
         sent = self._headers(version, headers)
         sent["Accept"] = "text/event-stream"
-        body = json.dumps(request).encode()
         async with self.http.stream("POST", url, content=body, headers=sent) as response:
-            stream = Stream(response, self.timeout, request_id)
+            stream = Stream(response, self.timeout)
             if not stream.content_type.startswith("text/event-stream"):
                 raw = await self._read(response)
                 stream.reply = _parse(response.status_code, response.headers, raw)
