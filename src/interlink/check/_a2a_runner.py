@@ -287,7 +287,7 @@ async def _one(entry: Entry, ctx: Ctx, bound: float) -> Result:
 
 def load_cases() -> list[Entry]:
     """Import the case modules (registering their cases), in the report's order."""
-    for name in ("card", "task", "stream", "rest"):
+    for name in ("card", "rpc", "task", "stream", "push", "rest"):
         importlib.import_module(f"interlink.check._a2a_cases_{name}")
     return CASES
 
