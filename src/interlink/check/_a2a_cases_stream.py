@@ -188,9 +188,7 @@ async def stream_closes(ctx: Ctx) -> str:
 )
 async def stream_follow_up(ctx: Ctx) -> str:
     ctx.need_streaming()
-    task = await ctx.new_task(ctx.need("input_prompt"))
-    if state_of(task) != "TASK_STATE_INPUT_REQUIRED":
-        raise Skip(f"--input-prompt's task is {state_of(task)}, not input-required")
+    task = await ctx.input_task()
     follow = message(
         ctx.options.prompt, task_id=text(task, "id"), context_id=text(task, "contextId")
     )

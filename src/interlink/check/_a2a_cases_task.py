@@ -146,13 +146,6 @@ async def send_terminal_task(ctx: Ctx) -> str:
     return expect_code(reply, -32004, "UnsupportedOperationError")
 
 
-async def _input_task(ctx: Ctx) -> Json:
-    task = await ctx.new_task(ctx.need("input_prompt"))
-    if state_of(task) != "TASK_STATE_INPUT_REQUIRED":
-        raise Skip(f"--input-prompt's task is {state_of(task)}, not TASK_STATE_INPUT_REQUIRED")
-    return task
-
-
 @case(
     "send.context_inferred",
     "a follow-up with only taskId continues in the task's contextId",
@@ -161,7 +154,7 @@ async def _input_task(ctx: Ctx) -> Json:
     "Agents **MUST** infer `contextId` from the task if only `taskId` is provided",
 )
 async def send_context_inferred(ctx: Ctx) -> str:
-    task = await _input_task(ctx)
+    task = await ctx.input_task()
     reply = await ctx.send(ctx.options.prompt, task_id=text(task, "id"))
     result = reply.result
     got = result.get("task") if isinstance(result, dict) else None
@@ -183,7 +176,7 @@ async def send_context_inferred(ctx: Ctx) -> str:
     "Agents **MUST** reject messages containing mismatching `contextId` and `taskId`",
 )
 async def send_context_mismatch(ctx: Ctx) -> str:
-    task = await _input_task(ctx)
+    task = await ctx.input_task()
     reply = await ctx.send(
         ctx.options.prompt, task_id=text(task, "id"), context_id="a2a-check-other"
     )

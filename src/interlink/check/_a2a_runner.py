@@ -220,6 +220,13 @@ class Ctx:
 
         return await self.once("webhook", start)
 
+    async def input_task(self) -> Json:
+        """A new task of --input-prompt, in TASK_STATE_INPUT_REQUIRED (else SKIP)."""
+        task = await self.new_task(self.need("input_prompt"))
+        if state_of(task) != "TASK_STATE_INPUT_REQUIRED":
+            raise Skip(f"--input-prompt's task is {state_of(task)}, not input-required")
+        return task
+
     async def completed_task(self) -> Json:
         """One task the default prompt ran to a terminal state, shared by the read-only
         cases."""
