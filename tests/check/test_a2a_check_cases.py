@@ -104,6 +104,7 @@ def test_a_wrong_server_fails_the_cases_it_breaks_and_nothing_errors() -> None:
         "cancel.terminal",
         "stream.unsupported",
         "push.unsupported",
+        "extended.card",
     ):
         assert got[case_id] is Outcome.FAIL, case_id
     assert got["get.task"] is Outcome.PASS

@@ -7,6 +7,8 @@ import json
 
 import httpx
 
+from interlink.a2a import types as t
+from interlink.a2a._codec import ValidationError, decode
 from interlink.check._a2a_cases_card import JSONRPC, UNKNOWN_TASK, interfaces
 from interlink.check._a2a_runner import Ctx, Fail, Skip, case, expect_code, text
 from interlink.check._a2a_wire import Json, Reply
@@ -273,3 +275,32 @@ async def jsonrpc_error_info(ctx: Ctx) -> str:
     if not info:
         raise Fail(f"no ErrorInfo in {reply.describe()}; data: {json.dumps(data)[:200]}")
     return f"ErrorInfo reason {info[0].get('reason')!r}, domain {info[0].get('domain')!r}"
+
+
+# -- the extended agent card -----------------------------------------------------------
+
+
+@case(
+    "extended.card",
+    "GetExtendedAgentCard: -32004 when not declared; a card or -32007 when declared",
+    MUST,
+    "§3.3.4",
+    "If `AgentCard.capabilities.extendedAgentCard` is `false` or not present, attempts to "
+    "call the Get Extended Agent Card operation **MUST** return "
+    "[`UnsupportedOperationError`](#332-error-handling). If the agent declares support but "
+    "has not configured an extended card, it **MUST** return "
+    "[`ExtendedAgentCardNotConfiguredError`](#332-error-handling).",
+)
+async def extended_card(ctx: Ctx) -> str:
+    reply = await ctx.call("GetExtendedAgentCard", {})
+    if not ctx.capability("extendedAgentCard"):
+        return expect_code(reply, -32004, "UnsupportedOperationError")
+    if reply.code == -32007:
+        return "declared, not configured: ExtendedAgentCardNotConfiguredError (-32007)"
+    if not isinstance(reply.result, dict):
+        raise Fail(f"declared, but: {reply.describe()}")
+    try:
+        card = decode(t.AgentCard, json.dumps(reply.result).encode(), check_required=True)
+    except ValidationError as exc:
+        raise Fail(f"the extended card is not a valid AgentCard: {exc}") from None
+    return f"an extended card: {card.name!r}, {len(card.skills)} skill(s)"
