@@ -17,7 +17,14 @@ import select
 import sys
 
 from interlink import __version__
-from interlink.cli import _a2a_client, _a2a_serve, _acp_check, _acp_client, _acp_serve
+from interlink.cli import (
+    _a2a_check,
+    _a2a_client,
+    _a2a_serve,
+    _acp_check,
+    _acp_client,
+    _acp_serve,
+)
 from interlink.cli._parser import Parser
 
 _ACP = "ACP v1: an editor starts an agent as a subprocess and both speak JSON-RPC over stdio."
@@ -56,6 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     _a2a_serve.add_parser(a2a_commands)
     _a2a_serve.add_db_parser(a2a_commands)
     _a2a_client.add_parsers(a2a_commands)
+    _a2a_check.add_parser(a2a_commands)
     return parser
 
 
@@ -101,6 +109,8 @@ def _run(argv: list[str] | None) -> int:
         return _a2a_serve.run(args)
     if args.command == "a2a" and args.a2a_command == "db":
         return _a2a_serve.run_db(args)
+    if args.command == "a2a" and args.a2a_command == "check":
+        return _a2a_check.run(args)
     if args.command == "a2a" and args.a2a_command in _a2a_client.COMMANDS:
         return _a2a_client.run(args)
     parser.print_help(sys.stderr)

@@ -1,0 +1,354 @@
+"""`interlink a2a check` cases: the agent card (served, its fields, its interfaces, its
+caching headers, its signatures), and `probe`, which fetches it and chooses the
+interfaces the other cases speak to."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import httpx
+
+from interlink.a2a import types as t
+from interlink.a2a._codec import ValidationError, decode
+from interlink.check._a2a_runner import Ctx, Fail, Skip, case
+from interlink.check._a2a_signature import Unverifiable, b64url, payloads, verify
+from interlink.check._a2a_wire import Json, Refused
+from interlink.check._report import Level
+
+__all__ = ["probe"]
+
+MUST, SHOULD, MAY = Level.MUST, Level.SHOULD, Level.MAY
+UNKNOWN_TASK = "a2a-check-no-such-task-0f1e2d3c"
+JSONRPC = "JSONRPC"
+HTTP_JSON = "HTTP+JSON"
+CHECKED = (JSONRPC, HTTP_JSON)
+
+
+def interfaces(card: Json) -> list[Json]:
+    entries = card.get("supportedInterfaces")
+    return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+
+
+async def probe(ctx: Ctx) -> None:
+    """Fetch the card and choose the interface the cases speak to: the first JSON-RPC
+    interface the checker may contact. Problems are kept for the cases to report."""
+    try:
+        ctx.card_reply = await ctx.wire.get(ctx.card_url)
+    except (httpx.HTTPError, ValueError, Refused) as exc:
+        ctx.card_problem = f"GET {ctx.card_url} failed: {type(exc).__name__}: {exc}"
+    else:
+        if ctx.card_reply.status != 200 or not isinstance(ctx.card_reply.body, dict):
+            ctx.card_problem = f"GET {ctx.card_url}: {ctx.card_reply.describe()}"
+        else:
+            ctx.card = ctx.card_reply.body
+    if ctx.card_problem:
+        ctx.rpc_problem = ctx.rest_problem = f"no agent card ({ctx.card_problem})"
+        return
+    ctx.rpc_url, ctx.rpc_problem = _choose(ctx, JSONRPC)
+    ctx.rest_url, ctx.rest_problem = _choose(ctx, HTTP_JSON)
+
+
+def _choose(ctx: Ctx, binding: str) -> tuple[str | None, str]:
+    """The first interface of `binding` that may be contacted, or why there is none."""
+    elsewhere = []
+    for entry in interfaces(ctx.card):
+        url = entry.get("url")
+        if str(entry.get("protocolBinding", "")).upper() != binding or not isinstance(url, str):
+            continue
+        if ctx.wire.allowed(url):
+            return url, ""
+        elsewhere.append(url)
+    if elsewhere:
+        return None, f"the {binding} interface is elsewhere, not contacted: {elsewhere[0]}"
+    return None, f"the card declares no {binding} interface"
+
+
+def _card(ctx: Ctx) -> Json:
+    if ctx.card_problem:
+        raise Skip(f"no agent card: {ctx.card_problem}")
+    return ctx.card
+
+
+# -- the card --------------------------------------------------------------------------
+
+
+@case(
+    "card.served",
+    "the agent card is served at /.well-known/agent-card.json",
+    MUST,
+    "§8.1",
+    "A2A Servers **MUST** make an Agent Card available.",
+)
+async def card_served(ctx: Ctx) -> str:
+    if ctx.card_problem:
+        raise Fail(ctx.card_problem)
+    return f"GET {ctx.card_url}: 200, {len(ctx.card_reply.raw) if ctx.card_reply else 0} bytes"
+
+
+@case(
+    "card.required",
+    "the card has every field the proto marks REQUIRED",
+    MUST,
+    "§5.7",
+    "Fields marked with `[(google.api.field_behavior) = REQUIRED]` indicate that the field "
+    "**MUST** be present and set in valid messages.",
+)
+async def card_required(ctx: Ctx) -> str:
+    _card(ctx)
+    assert ctx.card_reply is not None
+    try:
+        card = decode(t.AgentCard, ctx.card_reply.raw, check_required=True)
+    except ValidationError as exc:
+        raise Fail(f"the card is not a valid AgentCard: {exc}") from None
+    return f"a valid AgentCard: {card.name!r} {card.version}, {len(card.skills)} skill(s)"
+
+
+_USER_MAPS = {"params", "metadata", "header"}  # values are user data, any key
+_NAMED_MAPS = {"securitySchemes", "scopes"}  # keys are names, values are ours
+
+
+def _snake_keys(value: object, path: str, out: list[str]) -> None:
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            _snake_keys(item, f"{path}[{i}]", out)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if "_" in key:
+                out.append(f"{path}.{key}".lstrip("."))
+            if key in _USER_MAPS:
+                continue
+            if key in _NAMED_MAPS and isinstance(item, dict):
+                for name, sub in item.items():
+                    _snake_keys(sub, f"{path}.{key}.{name}", out)
+                continue
+            _snake_keys(item, f"{path}.{key}", out)
+
+
+@case(
+    "card.camel_case",
+    "the card's field names are camelCase",
+    MUST,
+    "§5.5",
+    "All JSON serializations of the A2A protocol data model **MUST** use **camelCase** "
+    "naming for field names, not the snake_case convention used in Protocol Buffer "
+    "definitions.",
+)
+async def card_camel_case(ctx: Ctx) -> str:
+    found: list[str] = []
+    _snake_keys(_card(ctx), "", found)
+    if found:
+        raise Fail(f"snake_case field names: {', '.join(found[:8])}")
+    return "every field name is camelCase"
+
+
+@case(
+    "card.interfaces",
+    "each declared interface names its binding and an absolute URL, and answers there",
+    MUST,
+    "§8.3.1",
+    "Each interface **MUST** accurately declare its transport protocol and URL",
+)
+async def card_interfaces(ctx: Ctx) -> str:
+    entries = interfaces(_card(ctx))
+    if not entries:
+        raise Fail("supportedInterfaces is empty")
+    seen, problems = [], []
+    for i, entry in enumerate(entries):
+        url, binding = entry.get("url"), entry.get("protocolBinding")
+        if not isinstance(url, str) or not isinstance(binding, str) or not binding:
+            problems.append(f"[{i}] url or protocolBinding missing: {entry}")
+            continue
+        try:
+            parsed = httpx.URL(url)
+        except httpx.InvalidURL:
+            parsed = None
+        if parsed is None or not parsed.is_absolute_url:
+            problems.append(f"[{i}] not an absolute URL: {url!r}")
+            continue
+        if binding.upper() not in CHECKED:
+            seen.append(f"[{i}] {binding} {url} (binding not checked by this version)")
+        elif not ctx.wire.allowed(url):
+            seen.append(f"[{i}] {binding} {url} (another host: not contacted)")
+        elif binding.upper() == JSONRPC:
+            reply = await ctx.wire.rpc(url, "GetTask", {"id": UNKNOWN_TASK})
+            if reply.error is None or reply.obj.get("jsonrpc") != "2.0":
+                problems.append(f"[{i}] {url} does not answer JSON-RPC: {reply.describe()}")
+            else:
+                seen.append(f"[{i}] JSONRPC {url} answers JSON-RPC")
+        else:
+            reply = await ctx.wire.send("GET", f"{url.rstrip('/')}/tasks/{UNKNOWN_TASK}")
+            if reply.status < 400 or not isinstance(reply.obj.get("error"), dict):
+                problems.append(f"[{i}] {url} does not answer HTTP+JSON: {reply.describe()}")
+            else:
+                seen.append(f"[{i}] HTTP+JSON {url} answers HTTP+JSON")
+    if problems:
+        raise Fail("; ".join(problems))
+    return "; ".join(seen)
+
+
+@case(
+    "card.version_format",
+    "protocolVersion is Major.Minor, without a patch number",
+    SHOULD,
+    "§3.6",
+    "Patch version numbers SHOULD NOT be used in requests, responses and Agent Cards",
+)
+async def card_version_format(ctx: Ctx) -> str:
+    versions = [str(e.get("protocolVersion")) for e in interfaces(_card(ctx))]
+    bad = [v for v in versions if not re.fullmatch(r"\d+\.\d+", v)]
+    if bad:
+        raise Fail(f"protocolVersion not Major.Minor: {', '.join(bad)}")
+    return f"protocolVersion {', '.join(versions)}"
+
+
+@case(
+    "card.cache_control",
+    "the card response has Cache-Control with max-age",
+    SHOULD,
+    "§8.6.1",
+    "Agent Card HTTP endpoints **SHOULD** include a `Cache-Control` response header with a "
+    "`max-age` directive appropriate for the agent's expected update frequency",
+)
+async def card_cache_control(ctx: Ctx) -> str:
+    _card(ctx)
+    assert ctx.card_reply is not None
+    value = ctx.card_reply.headers.get("cache-control")
+    if value is None or not re.search(r"(^|[\s,])max-age=\d+", value):
+        raise Fail(f"Cache-Control: {value!r}")
+    return f"Cache-Control: {value}"
+
+
+@case(
+    "card.etag",
+    "the card response has an ETag",
+    SHOULD,
+    "§8.6.1",
+    "Agent Card HTTP endpoints **SHOULD** include an `ETag` response header derived from "
+    "the Agent Card's `version` field or a hash of the card content",
+)
+async def card_etag(ctx: Ctx) -> str:
+    _card(ctx)
+    assert ctx.card_reply is not None
+    etag = ctx.card_reply.headers.get("etag")
+    if not etag:
+        raise Fail("no ETag header")
+    return f"ETag: {etag}"
+
+
+@case(
+    "card.conditional",
+    "a conditional GET with the card's ETag is answered 304 Not Modified",
+    SHOULD,
+    "§8.6",
+    "Servers and clients **SHOULD** use standard HTTP caching mechanisms to reduce "
+    "unnecessary network overhead.",
+)
+async def card_conditional(ctx: Ctx) -> str:
+    _card(ctx)
+    assert ctx.card_reply is not None
+    etag = ctx.card_reply.headers.get("etag")
+    if not etag:
+        raise Skip("the card has no ETag to revalidate")
+    reply = await ctx.wire.get(ctx.card_url, {"If-None-Match": etag})
+    if reply.status != 304:
+        raise Fail(f"If-None-Match: {etag} got HTTP {reply.status}, not 304")
+    return f"If-None-Match {etag}: 304"
+
+
+@case(
+    "card.last_modified",
+    "the card response has Last-Modified",
+    MAY,
+    "§8.6.1",
+    "Agent Card HTTP endpoints **MAY** include a `Last-Modified` response header",
+)
+async def card_last_modified(ctx: Ctx) -> str:
+    _card(ctx)
+    assert ctx.card_reply is not None
+    value = ctx.card_reply.headers.get("last-modified")
+    if not value:
+        raise Fail("no Last-Modified header")
+    return f"Last-Modified: {value}"
+
+
+def _signatures(ctx: Ctx) -> list[tuple[Json, Json]]:
+    """Each signature with its decoded protected header; FAIL when one is malformed."""
+    signatures = _card(ctx).get("signatures")
+    if not signatures:
+        raise Skip("the card is not signed (signing is a MAY, §8.4)")
+    if not isinstance(signatures, list):
+        raise Fail(f"signatures is not an array: {signatures!r}")
+    out = []
+    for i, sig in enumerate(signatures):
+        if not isinstance(sig, dict):
+            raise Fail(f"signatures[{i}] is not an object")
+        try:
+            header = json.loads(b64url(str(sig.get("protected", ""))))
+            b64url(str(sig.get("signature", "")))
+        except ValueError as exc:
+            raise Fail(f"signatures[{i}]: {exc}") from None
+        if not isinstance(header, dict) or not header.get("alg") or not header.get("kid"):
+            raise Fail(f"signatures[{i}]: protected header lacks alg or kid: {header!r}")
+        out.append((sig, header))
+    return out
+
+
+@case(
+    "card.signature",
+    "each card signature is a JWS whose protected header has alg and kid",
+    MUST,
+    "§8.4.2",
+    "The protected header **MUST** include: `alg`: Algorithm used for signing "
+    '(e.g., "ES256", "RS256") [...] `kid`: Key ID for identifying the signing key',
+)
+async def card_signature(ctx: Ctx) -> str:
+    found = _signatures(ctx)
+    return "; ".join(f"alg {h['alg']}, kid {h['kid']}" for _, h in found)
+
+
+async def _key(ctx: Ctx, header: Json) -> Json:
+    """The signing key: the header's `jwk`, or the `kid` entry of the JWKS at `jku`."""
+    jwk = header.get("jwk")
+    if isinstance(jwk, dict):
+        return jwk
+    jku = header.get("jku")
+    if not isinstance(jku, str):
+        raise Unverifiable("no jwk or jku in the protected header (a trusted key store?)")
+    if not ctx.wire.allowed(jku):
+        raise Unverifiable(f"the key set {jku} is on another host: not contacted")
+    reply = await ctx.wire.get(jku)
+    keys = reply.obj.get("keys")
+    for key in keys if isinstance(keys, list) else []:
+        if isinstance(key, dict) and key.get("kid") == header.get("kid"):
+            return key
+    raise Fail(f"no key {header.get('kid')!r} in the key set at {jku}: {reply.describe()}")
+
+
+@case(
+    "card.signature_valid",
+    "each card signature verifies over the JCS-canonical card without signatures",
+    MUST,
+    "§8.4.1",
+    "Before signing, the Agent Card content **MUST** be canonicalized using the JSON "
+    "Canonicalization Scheme (JCS) as defined in [RFC 8785]",
+)
+async def card_signature_valid(ctx: Ctx) -> str:
+    verified, unverifiable = [], []
+    for sig, header in _signatures(ctx):
+        try:
+            key = await _key(ctx, header)
+            signature = b64url(str(sig["signature"]))
+            protected = str(sig["protected"])
+            if not any(
+                verify(str(header["alg"]), key, protected, signature, payload)
+                for payload in payloads(ctx.card)
+            ):
+                raise Fail(f"the signature of kid {header['kid']!r} does not verify")
+        except Unverifiable as exc:
+            unverifiable.append(f"kid {header['kid']!r}: {exc}")
+            continue
+        verified.append(f"kid {header['kid']!r} ({header['alg']})")
+    if not verified:
+        raise Skip("; ".join(unverifiable))
+    return "verified: " + ", ".join(verified) + "".join(f"; {u}" for u in unverifiable)

@@ -1,0 +1,342 @@
+"""How `interlink a2a check` runs its cases: the registry, what a case is given, the run.
+
+A case is an async function registered with `@case(...)` with its metadata (id, title,
+level, the section and sentence it checks). It is given a `Ctx`: the options, the card
+as fetched, the JSON-RPC endpoint chosen from it, and helpers that send raw requests
+and create the tasks it needs (each case makes its own, except the one completed task
+that read-only cases share). A case returns what it saw (PASS) or raises `Fail` or
+`Skip`. A server that does not answer in time, or drops the connection, is a FAIL that
+names the wait; any other exception is an ERROR: the checker broke, not the server.
+
+Cases run `jobs` at a time; each is bounded as a whole, so a run always ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar, cast
+
+import httpx
+
+from interlink.check._a2a_wire import Json, Refused, Reply, Webhook, Wire
+from interlink.check._report import Case, Citation, Level, Outcome, Report, Result, selected
+
+__all__ = [
+    "CASES",
+    "INTERRUPTED",
+    "TERMINAL",
+    "Ctx",
+    "Fail",
+    "Options",
+    "Skip",
+    "case",
+    "expect_code",
+    "load_cases",
+    "message",
+    "objects",
+    "run_check",
+    "state_of",
+    "text",
+]
+
+T = TypeVar("T")
+CaseFn = Callable[["Ctx"], Awaitable[str]]
+SPEC = "A2A 1.0"
+TERMINAL = frozenset(
+    {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
+)
+INTERRUPTED = frozenset({"TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"})
+CARD_PATH = "/.well-known/agent-card.json"
+
+
+class Fail(Exception):
+    """The server broke the rule; the message says what was seen."""
+
+
+class Skip(Exception):
+    """The case cannot be asked of this server; the message says why."""
+
+
+@dataclass(frozen=True)
+class Options:
+    url: str
+    timeout: float = 10.0
+    prompt: str = "hello"
+    input_prompt: str | None = None
+    slow_prompt: str | None = None
+    jobs: int = 4
+    only: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class Entry:
+    case: Case
+    run: CaseFn
+    slow: bool  # waits for a long task: a larger bound
+
+
+CASES: list[Entry] = []
+
+
+def case(
+    id: str, title: str, level: Level, section: str, sentence: str, *, slow: bool = False
+) -> Callable[[CaseFn], CaseFn]:
+    """Register a case; `section` is the spec's section (`§8.6.1`) or another document."""
+    page = section if not section.startswith("§") else f"A2A specification {section}"
+
+    def register(fn: CaseFn) -> CaseFn:
+        area = id.split(".", 1)[0]
+        entry = Entry(Case(id, area, title, level, Citation(page, sentence)), fn, slow)
+        CASES.append(entry)
+        return fn
+
+    return register
+
+
+def message(text: str, *, task_id: str | None = None, context_id: str | None = None) -> Json:
+    """A user message as ProtoJSON (1.0: `ROLE_USER`, a `text` part)."""
+    out: Json = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}]}
+    if task_id is not None:
+        out["taskId"] = task_id
+    if context_id is not None:
+        out["contextId"] = context_id
+    return out
+
+
+def text(obj: Json, key: str) -> str:
+    """`obj[key]` when it is a string, else ""."""
+    value = obj.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def objects(obj: Json, key: str) -> list[Json]:
+    """The objects in the array `obj[key]` (none when it is not an array)."""
+    value = obj.get(key)
+    return [x for x in value if isinstance(x, dict)] if isinstance(value, list) else []
+
+
+def state_of(task: object) -> str:
+    status = task.get("status") if isinstance(task, dict) else None
+    state = status.get("state") if isinstance(status, dict) else None
+    return state if isinstance(state, str) else ""
+
+
+@dataclass
+class Ctx:
+    options: Options
+    wire: Wire
+    card_url: str
+    card_reply: Reply | None = None
+    card: Json = field(default_factory=dict)
+    card_problem: str = ""  # why there is no card to check against
+    rpc_url: str | None = None  # the JSON-RPC interface checked
+    rpc_problem: str = ""  # why there is none
+    rest_url: str | None = None  # the HTTP+JSON interface checked
+    rest_problem: str = ""  # why there is none
+    _once: dict[str, asyncio.Future[object]] = field(default_factory=dict)
+    _cleanups: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+
+    # -- what the card says ----------------------------------------------------------
+
+    def capability(self, name: str) -> bool:
+        caps = self.card.get("capabilities")
+        return isinstance(caps, dict) and caps.get(name) is True
+
+    @property
+    def url(self) -> str:
+        if self.rpc_url is None:
+            raise Skip(self.rpc_problem or "no JSON-RPC interface to check")
+        return self.rpc_url
+
+    def need(self, option: str) -> str:
+        value: str | None = getattr(self.options, option.replace("-", "_"))
+        if not value:
+            raise Skip(f"needs --{option.replace('_', '-')}: a prompt that {_NEEDS[option]}")
+        return value
+
+    def need_streaming(self) -> None:
+        if not self.capability("streaming"):
+            raise Skip("the card does not declare capabilities.streaming")
+
+    # -- requests --------------------------------------------------------------------
+
+    async def call(self, method: str, params: object = None, **kw: object) -> Reply:
+        return await self.wire.rpc(self.url, method, params, **kw)  # type: ignore[arg-type]
+
+    async def result(self, method: str, params: object = None) -> Json:
+        """A call that must succeed with an object result; anything else is a FAIL."""
+        reply = await self.call(method, params)
+        if not isinstance(reply.result, dict):
+            raise Fail(f"{method} did not succeed: {reply.describe()}")
+        return reply.result
+
+    async def send(
+        self,
+        text: str,
+        *,
+        task_id: str | None = None,
+        context_id: str | None = None,
+        configuration: Json | None = None,
+    ) -> Reply:
+        params: Json = {"message": message(text, task_id=task_id, context_id=context_id)}
+        if configuration:
+            params["configuration"] = configuration
+        return await self.call("SendMessage", params)
+
+    async def new_task(
+        self, text: str, *, immediately: bool = False, context_id: str | None = None
+    ) -> Json:
+        """SendMessage that must answer with a Task (not a Message); the Task."""
+        config: Json = {"returnImmediately": True} if immediately else {}
+        reply = await self.send(text, context_id=context_id, configuration=config)
+        result = reply.result
+        if isinstance(result, dict) and isinstance(result.get("task"), dict):
+            task: Json = result["task"]
+            if isinstance(task.get("id"), str) and task["id"]:
+                return task
+        if isinstance(result, dict) and "message" in result:
+            raise Skip(f"the prompt {text!r} gets a direct Message, not a task")
+        raise Fail(f"SendMessage {text!r} did not answer with a task: {reply.describe()}")
+
+    async def once(self, key: str, make: Callable[[], Awaitable[T]]) -> T:
+        """`make()`'s result, computed by the first case that asks and shared with the
+        others (a Fail or Skip is shared too)."""
+        if key not in self._once:
+            self._once[key] = asyncio.ensure_future(make())
+        return cast(T, await asyncio.shield(self._once[key]))
+
+    async def webhook(self) -> Webhook:
+        """The run's loopback webhook receiver (started on first use, closed at the end)."""
+
+        async def start() -> Webhook:
+            hook = await Webhook().__aenter__()
+            self._cleanups.append(hook.close)
+            return hook
+
+        return await self.once("webhook", start)
+
+    async def input_task(self) -> Json:
+        """A new task of --input-prompt, in TASK_STATE_INPUT_REQUIRED (else SKIP)."""
+        task = await self.new_task(self.need("input_prompt"))
+        if state_of(task) != "TASK_STATE_INPUT_REQUIRED":
+            raise Skip(f"--input-prompt's task is {state_of(task)}, not input-required")
+        return task
+
+    async def completed_task(self) -> Json:
+        """One task the default prompt ran to a terminal state, shared by the read-only
+        cases."""
+        return await self.once("completed", self._complete)
+
+    async def _complete(self) -> Json:
+        task = await self.new_task(self.options.prompt)
+        deadline = time.monotonic() + self.options.timeout * 3
+        while state_of(task) not in TERMINAL:
+            if state_of(task) in INTERRUPTED:
+                raise Skip(f"--prompt {self.options.prompt!r} stops at {state_of(task)}")
+            if time.monotonic() > deadline:
+                raise Fail(f"the task of --prompt stayed {state_of(task)}")
+            await asyncio.sleep(0.2)
+            task = await self.result("GetTask", {"id": task["id"]})
+        return task
+
+    async def wait_state(self, task_id: str, states: frozenset[str], seconds: float) -> Json:
+        """Poll GetTask until the task is in one of `states`; the task (FAIL at the end)."""
+        deadline = time.monotonic() + seconds
+        while True:
+            task = await self.result("GetTask", {"id": task_id})
+            if state_of(task) in states or time.monotonic() > deadline:
+                if state_of(task) not in states:
+                    raise Fail(f"task {task_id} still {state_of(task)} after {seconds:.0f} s")
+                return task
+            await asyncio.sleep(0.1)
+
+
+_NEEDS = {
+    "input_prompt": "moves the task to TASK_STATE_INPUT_REQUIRED",
+    "slow_prompt": "keeps the task working a few seconds",
+}
+
+
+def expect_code(reply: Reply, code: int, name: str) -> str:
+    """PASS detail when `reply` is the JSON-RPC error `code`; FAIL otherwise."""
+    if reply.code == code:
+        return f"{name} ({code}): {str((reply.error or {}).get('message'))[:120]}"
+    raise Fail(f"expected {name} ({code}), got {reply.describe()}")
+
+
+# -- the run ---------------------------------------------------------------------------
+
+
+async def _one(entry: Entry, ctx: Ctx, bound: float) -> Result:
+    started = time.monotonic()
+    try:
+        detail = await asyncio.wait_for(entry.run(ctx), bound)
+        outcome = Outcome.PASS
+    except Fail as exc:
+        outcome, detail = Outcome.FAIL, str(exc)
+    except Skip as exc:
+        outcome, detail = Outcome.SKIP, str(exc)
+    except Refused as exc:
+        outcome, detail = Outcome.SKIP, str(exc)
+    except (TimeoutError, httpx.TimeoutException):
+        outcome, detail = Outcome.FAIL, f"no answer within the time allowed ({bound:.0f} s)"
+    except httpx.TransportError as exc:
+        outcome, detail = Outcome.FAIL, f"the connection failed: {type(exc).__name__}: {exc}"
+    except Exception as exc:  # the checker broke
+        outcome, detail = Outcome.ERROR, f"{type(exc).__name__}: {exc}"
+    return Result(entry.case, outcome, detail, time.monotonic() - started)
+
+
+def load_cases() -> list[Entry]:
+    """Import the case modules (registering their cases), in the report's order."""
+    for name in ("card", "rpc", "task", "stream", "push", "rest"):
+        importlib.import_module(f"interlink.check._a2a_cases_{name}")
+    return CASES
+
+
+def card_url_for(url: str) -> str:
+    target = httpx.URL(url)
+    if target.path.endswith(".json"):
+        return str(target)
+    return str(target.copy_with(path=CARD_PATH, query=None, fragment=None))
+
+
+async def run_check(options: Options, transport: httpx.AsyncBaseTransport | None = None) -> Report:
+    """Fetch the card, choose the JSON-RPC interface and run the selected cases.
+    `transport` replaces the network (for tests)."""
+    load_cases()
+    from interlink.check._a2a_cases_card import probe
+
+    started = time.monotonic()
+    report = Report(checker="interlink a2a check", protocol=SPEC, target=options.url)
+    origin = httpx.URL(options.url)
+    wire = Wire(origin, options.timeout, transport)
+    ctx = Ctx(options, wire, card_url_for(options.url))
+    try:
+        try:
+            await asyncio.wait_for(probe(ctx), options.timeout * 2)
+        except TimeoutError:
+            ctx.card_problem = f"GET {ctx.card_url}: no answer within {options.timeout * 2:.0f} s"
+            ctx.rpc_problem = f"no agent card ({ctx.card_problem})"
+        entries = [e for e in CASES if selected(e.case, options.only)]
+        gate = asyncio.Semaphore(options.jobs)
+
+        async def bounded(entry: Entry) -> Result:
+            bound = options.timeout * (8 if entry.slow else 4)
+            async with gate:
+                return await _one(entry, ctx, bound)
+
+        report.results.extend(await asyncio.gather(*(bounded(e) for e in entries)))
+    finally:
+        for future in ctx._once.values():
+            future.cancel()
+        for cleanup in ctx._cleanups:
+            await cleanup()
+        await wire.aclose()
+    report.seconds = time.monotonic() - started
+    return report

@@ -1,0 +1,50 @@
+"""A peer A2A server on the official Python SDK (`a2a-sdk`) that declares two bindings:
+JSON-RPC at `/` and HTTP+JSON at `/rest` (the SDK's `create_rest_routes`), both over one
+`DefaultRequestHandler` with the agent of `tests/interop/a2a/peers/py_server.py`.
+
+`python -m tests.check.a2a_peer_two_bindings PORT` (from the repository root).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import uvicorn
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
+from a2a.server.tasks import InMemoryTaskStore
+from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+from starlette.applications import Starlette
+
+from tests.interop.a2a.peers.py_server import PeerExecutor
+
+
+def main() -> None:
+    port = int(sys.argv[1])
+    base = f"http://127.0.0.1:{port}"
+    card = AgentCard(
+        name="py sdk peer, two bindings",
+        description="echo, slow, ask, message",
+        version="1.0.0",
+        supported_interfaces=[
+            AgentInterface(url=f"{base}/", protocol_binding="JSONRPC", protocol_version="1.0"),
+            AgentInterface(
+                url=f"{base}/rest", protocol_binding="HTTP+JSON", protocol_version="1.0"
+            ),
+        ],
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[AgentSkill(id="echo", name="Echo", description="Echoes.", tags=["peer"])],
+    )
+    handler = DefaultRequestHandler(PeerExecutor(), InMemoryTaskStore(), card)
+    routes = [
+        *create_agent_card_routes(card),
+        *create_jsonrpc_routes(handler, rpc_url="/"),
+        *create_rest_routes(handler, path_prefix="/rest"),
+    ]
+    uvicorn.run(Starlette(routes=routes), host="127.0.0.1", port=port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()
