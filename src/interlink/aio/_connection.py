@@ -71,6 +71,7 @@ from interlink.jsonrpc import (
     Notification,
     NotificationType,
     Oversize,
+    ParseError,
     PendingRequests,
     Profile,
     ProtocolMisuse,
@@ -743,7 +744,9 @@ class Connection:
                 )
                 detail = {"detail": f"a request this handler made failed: {exc}"}
                 return RpcError.internal_error(detail).to_response(request.id)
-            return exc.to_response(request.id)
+            # params that are not JSON (invalid UTF-8 inside): the line was not JSON,
+            # so its id is not one we read (DECISIONS.md: invalid JSON -> id null)
+            return exc.to_response(None if type(exc) is ParseError else request.id)
         except Exception:
             logger.exception("%s: handler for %s failed", self.name, request.method)
             return RpcError.internal_error().to_response(request.id)
