@@ -287,6 +287,13 @@ class Connection:
             except Exception:
                 logger.exception("%s: the on_invalid_input handler failed", self.name)
 
+    def answer_this_task_directly(self) -> None:
+        """Deliver the answers to the requests the calling task sends from now on as they
+        arrive, ahead of the notifications queued before them, as for a notification
+        handler (see `request_raw`): for a request handler that queued notifications
+        wait for, such as a protocol's `initialize` (waiting behind them: a deadlock)."""
+        _handling.set(self)
+
     def on_unknown_notification(self, handler: RawNotificationHandler | None) -> None:
         """Handler for notifications with no registered method (default: ignored)."""
         self._fallback_notification = handler
