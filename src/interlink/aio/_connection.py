@@ -125,7 +125,7 @@ _READ_CHUNK = 256 * 1024
 _YIELD_EVERY = 64
 #: `cancel_at_eof`: how long the output may go without progress once the input has ended
 #: before what is left of it is dropped (the peer is gone and does not read)
-_EOF_STALL = 0.25
+_EOF_STALL = 0.5
 
 
 class ByteReader(Protocol):
