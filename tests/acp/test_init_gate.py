@@ -230,3 +230,30 @@ async def test_with_no_initialize_before_it_a_request_is_still_32600() -> None:
         assert "result" in init
         await agent.noted.wait()
         assert "session/new" not in agent.log
+
+
+class AskingAgent(GateAgent):
+    """`initialize` asks the client something before answering."""
+
+    async def initialize(self, params: s.InitializeRequest) -> s.InitializeResponse:
+        self.log.append(f"asked: {await self.client.ext_method('_test/ask', {})}")
+        return s.InitializeResponse(protocol_version=1)
+
+
+async def test_initialize_that_asks_the_client_gets_its_answer_behind_a_waiting_note() -> None:
+    """A notification written with `initialize` waits for it; the answer to what the
+    `initialize` handler asks the client must not wait behind that notification (it
+    did: a deadlock)."""
+    agent = AskingAgent()
+    async with piped(agent) as wire:
+        wire.write(INIT + line(None, "_test/last", {}))
+        ask = await wire.recv()
+        assert ask["method"] == "_test/ask"
+        wire.write(
+            json.dumps({"jsonrpc": "2.0", "id": ask["id"], "result": "yes"}).encode() + b"\n"
+        )
+        init = await wire.recv()
+        assert init["id"] == "i"
+        assert "result" in init
+        await agent.noted.wait()
+        assert agent.log == ["asked: yes", "_test/last"]

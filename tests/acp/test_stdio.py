@@ -86,6 +86,9 @@ async def wire() -> AsyncIterator[Wire]:
         (b"12345", -32600),
         (b'{"id":1,"method":"session/list"}', -32600),
         (b'{"jsonrpc":"2.0","id":1,"method":["session/list"]}', -32600),
+        # invalid UTF-8 inside the params: not JSON, whichever way the params are decoded
+        (b'{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/\xff\xfe"}}', -32700),
+        (b'{"jsonrpc":"2.0","id":1,"method":"_x.y/z","params":{"a":"\xff\xfe"}}', -32700),
     ],
 )
 async def test_bad_lines_get_their_error_and_the_agent_still_answers(

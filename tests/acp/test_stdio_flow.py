@@ -6,10 +6,12 @@ what still runs."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import os
 import signal
 import sys
+import termios
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -239,3 +241,53 @@ async def test_stdin_eof_cancels_the_running_prompt_and_the_agent_exits_at_once(
             stderr = await proc.stderr.read()
             assert b"prompt handler cancelled" in stderr
             assert b"prompt handler finally" in stderr
+
+
+async def test_stdin_eof_ends_an_agent_whose_client_has_stopped_reading_too(
+    cleanup: list[asyncio.subprocess.Process],
+) -> None:
+    """The client reads the first updates of a long echo, then stops reading stdout and
+    closes stdin (a client that exits without reading the rest): the agent, its writes
+    blocked, still exits at once (it waited for ever for the pipe to drain)."""
+    out_r, out_w = os.pipe()
+    proc = await asyncio.create_subprocess_exec(
+        *EXAMPLE, stdin=asyncio.subprocess.PIPE, stdout=out_w, stderr=asyncio.subprocess.PIPE
+    )
+    os.close(out_w)
+    cleanup.append(proc)
+    assert proc.stdin is not None
+    assert proc.stderr is not None
+    loop = asyncio.get_running_loop()
+    stdout = asyncio.StreamReader()
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(stdout), os.fdopen(out_r, "rb", buffering=0)
+    )
+    try:
+        async with asyncio.timeout(30):
+            proc.stdin.write(INIT)
+            await line_of(stdout, 0)
+            new = {"cwd": "/tmp", "mcpServers": []}
+            line = {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": new}
+            proc.stdin.write(json.dumps(line).encode() + b"\n")
+            session = (await line_of(stdout, 1))["result"]
+            assert isinstance(session, dict)
+            text = "word " * 2_000_000
+            prompt = {"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": text}]}
+            line = {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": prompt}
+            proc.stdin.write(json.dumps(line).encode() + b"\n")
+            first = json.loads(await stdout.readline())
+            assert first["method"] == "session/update"  # the echo runs
+            transport.pause_reading()  # from now on nobody reads the agent's stdout
+            capacity = fcntl.fcntl(out_r, 1032)  # F_GETPIPE_SZ
+            full = capacity.to_bytes(4, sys.byteorder)
+            while fcntl.ioctl(out_r, termios.FIONREAD, b"\0\0\0\0") != full:  # noqa: ASYNC110
+                await asyncio.sleep(0.01)  # (nothing tells when the pipe is full: look)
+            proc.stdin.close()
+            closed = time.monotonic()
+            await proc.wait()  # (its stdout is not a pipe of ours: this waits for the exit)
+            took = time.monotonic() - closed
+            print(f"exited {took:.3f} s after stdin EOF, its stdout unread")
+            assert took < EXIT_WITHIN
+            assert proc.returncode == 0
+    finally:
+        transport.close()

@@ -12,6 +12,7 @@ import os
 import re
 import select
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -518,3 +519,49 @@ def test_renderer_colours_only_when_asked() -> None:
     render.update(s.AgentThoughtChunk(content=s.TextContent(text="hmm")))
     render.stop("end_turn")
     assert out.getvalue() == "\x1b[2mhmm\x1b[0m\n\x1b[2m── end_turn\x1b[0m\n"
+
+
+# -- the client ended by a signal: the agent, in a session of its own, goes too ----------
+
+DEAF = str(Path(__file__).resolve().parents[1] / "acp" / "agents" / "deaf_agent.py")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_client_ended_by_a_signal_closes_an_agent_that_outlives_stdin_eof(
+    tmp_path: Path, signum: int
+) -> None:
+    """`kill`, or the terminal hung up: neither reaches the agent (its own session), so
+    the client closes it as on a quit (EOF, then terminate); it was left running."""
+    pid_file = tmp_path / "agent.pid"
+    agent_pid = 0
+    with subprocess.Popen(
+        [*CLIENT, "--", sys.executable, DEAF, str(pid_file)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=tmp_path,
+    ) as client:
+        try:
+            assert client.stdout is not None
+            header = client.stdout.readline()  # (the session is open)
+            assert b"sess_deaf" in header, header
+            agent_pid = int(pid_file.read_text())
+            client.send_signal(signum)
+            assert client.wait(timeout=20) == 128 + signum
+            deadline = time.monotonic() + 5  # (it is gone once the client has exited)
+            while _alive(agent_pid) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert not _alive(agent_pid), "the agent was left running"
+        finally:
+            if client.poll() is None:
+                client.kill()
+            if agent_pid and _alive(agent_pid):
+                os.kill(agent_pid, signal.SIGKILL)

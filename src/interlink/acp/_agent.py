@@ -218,7 +218,11 @@ class AgentSideConnection(Endpoint):
         # admitted, so initialized or come while `initialize` was being handled: such a
         # request starts before that one's `_initialize_over` (a done callback) runs,
         # so it finds the event to wait on
-        if method != "initialize" and not await self._after_initialize():
+        if method == "initialize":
+            # what it asks the client is answered at once, not behind the notifications that
+            # wait for it
+            self.connection.answer_this_task_directly()
+        elif not await self._after_initialize():
             raise InvalidRequest(data={"detail": "the initialize before this request failed"})
         return await super()._dispatch_request(method, raw)
 

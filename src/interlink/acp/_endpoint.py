@@ -23,6 +23,7 @@ from interlink.jsonrpc import (
     InvalidResult,
     MethodNotFound,
     NotificationType,
+    ParseError,
     Profile,
     ResourceNotFound,
     RpcError,
@@ -191,7 +192,12 @@ class Endpoint:
 
     @staticmethod
     def _ext_params(raw: msgspec.Raw | msgspec.UnsetType) -> object:
-        return None if raw is msgspec.UNSET else msgspec.json.decode(raw)
+        if raw is msgspec.UNSET:
+            return None
+        try:
+            return msgspec.json.decode(raw)
+        except msgspec.DecodeError as exc:  # (invalid UTF-8 inside the params)
+            raise ParseError(data={"detail": str(exc)}) from None
 
     def _check_request(self, spec: MethodSpec) -> None:
         """Rules that apply before a request is decoded (initialisation, auth)."""

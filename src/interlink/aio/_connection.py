@@ -37,7 +37,9 @@ Close: EOF from the peer stops the reader; handlers already running finish and t
 answers are written, queued notifications are handled, then the writer closes. With
 `cancel_at_eof` (an agent on stdio: EOF means its client is gone), the handlers still
 running once every request read before the EOF has had its first step are cancelled
-instead and answer -32800.
+instead and answer -32800, and the output gets no more than `_EOF_STALL` seconds
+without progress (a peer that closed its end of our input but does not read either
+would otherwise keep us, our writes blocked, for ever).
 Requests we are still awaiting fail with `ConnectionClosed`. `aclose()` is the local
 close: it cancels handlers, fails pending requests, flushes what is queued and waits
 for every task, so nothing is left behind.
@@ -71,6 +73,7 @@ from interlink.jsonrpc import (
     Notification,
     NotificationType,
     Oversize,
+    ParseError,
     PendingRequests,
     Profile,
     ProtocolMisuse,
@@ -120,6 +123,9 @@ _InboxItem = Notification[msgspec.Raw] | SuccessResponse[msgspec.Raw] | ErrorRes
 _READ_CHUNK = 256 * 1024
 #: the reader lets the handlers it started run after this many requests in a row
 _YIELD_EVERY = 64
+#: `cancel_at_eof`: how long the output may go without progress once the input has ended
+#: before what is left of it is dropped (the peer is gone and does not read)
+_EOF_STALL = 0.5
 
 
 class ByteReader(Protocol):
@@ -241,6 +247,7 @@ class Connection:
         self.close_timeout = 5.0
         self._close_reason = "connection closed"
         self._closed = asyncio.Event()
+        self._drains = 0  # writes drained so far (the `cancel_at_eof` watch looks at it)
 
     # -- registration -----------------------------------------------------------------
 
@@ -279,6 +286,13 @@ class Connection:
                 self._on_invalid(head, size, error)
             except Exception:
                 logger.exception("%s: the on_invalid_input handler failed", self.name)
+
+    def answer_this_task_directly(self) -> None:
+        """Deliver the answers to the requests the calling task sends from now on as they
+        arrive, ahead of the notifications queued before them, as for a notification
+        handler (see `request_raw`): for a request handler that queued notifications
+        wait for, such as a protocol's `initialize` (waiting behind them: a deadlock)."""
+        _handling.set(self)
 
     def on_unknown_notification(self, handler: RawNotificationHandler | None) -> None:
         """Handler for notifications with no registered method (default: ignored)."""
@@ -476,6 +490,7 @@ class Connection:
                 writer.write(lines[0] if len(lines) == 1 else b"".join(lines))
                 del lines
                 await writer.drain()
+                self._drains += 1
                 self._out_bytes -= writing
                 if self._senders:
                     self._let_senders_in()
@@ -743,7 +758,9 @@ class Connection:
                 )
                 detail = {"detail": f"a request this handler made failed: {exc}"}
                 return RpcError.internal_error(detail).to_response(request.id)
-            return exc.to_response(request.id)
+            # params that are not JSON (invalid UTF-8 inside): the line was not JSON,
+            # so its id is not one we read (DECISIONS.md: invalid JSON -> id null)
+            return exc.to_response(None if type(exc) is ParseError else request.id)
         except Exception:
             logger.exception("%s: handler for %s failed", self.name, request.method)
             return RpcError.internal_error().to_response(request.id)
@@ -832,7 +849,25 @@ class Connection:
             # after the first step of every handler started (those go first, in order):
             # one that answers without waiting still answers (a file as stdin)
             asyncio.get_running_loop().call_soon(self._cancel_at_eof)
+        if self.cancel_at_eof:
+            self._watch_output(-1)
         self._wake_writer()
+
+    def _watch_output(self, drains: int) -> None:
+        """`cancel_at_eof`, after EOF: drop the output (abort the transport) once it has
+        made no progress for `_EOF_STALL` seconds; look again meanwhile."""
+        if self._closed.is_set():
+            return
+        writer = self._writer
+        if drains == self._drains and self._out_bytes and isinstance(writer, asyncio.StreamWriter):
+            logger.warning(
+                "%s: the peer closed our input and does not read: %d bytes of output dropped",
+                self.name,
+                self._out_bytes,
+            )
+            writer.transport.abort()  # (the writer then ends; nothing is waiting on it)
+            return
+        asyncio.get_running_loop().call_later(_EOF_STALL, self._watch_output, self._drains)
 
     def _wake_writer(self) -> None:
         if self._closing or not self._reading:

@@ -8,7 +8,9 @@ diffs as unified diffs); permission requests are put to the person (`--yes` allo
 Ctrl-C: during a turn the first one sends `session/cancel` (the turn ends `cancelled`)
 and a second one quits; at the prompt it quits. The agent runs in a session of its own
 (Node-based agents reset an inherited "ignore SIGINT"), so the terminal's Ctrl-C reaches
-only this process and the agent learns of it through the protocol alone.
+only this process and the agent learns of it through the protocol alone. For the same
+reason SIGTERM and SIGHUP (the terminal closed) quit as Ctrl-D does, closing the agent
+(stdin EOF, then terminate) before exiting with 128 + the signal's number.
 Plain ANSI when stdout is a terminal and `NO_COLOR` is unset, plain text otherwise.
 
 For scripts and debugging: `--json` puts one ACP wire-form JSON line per event on stdout
@@ -162,6 +164,7 @@ class _Session:
         self.quit = asyncio.Event()
         self.closed = False  # stdout's reader is gone
         self.interrupted = False
+        self.terminated = 0  # the SIGTERM or SIGHUP we were sent, if any
         self.connection: ClientSideConnection | None = None
         self.session_id = ""
         self.turn: asyncio.Task[object] | None = None
@@ -182,6 +185,12 @@ class _Session:
             self.cancelling = asyncio.create_task(self.connection.cancel(self.session_id))
             return
         self.interrupted = True
+        self.quit.set()
+
+    def on_terminate(self, signum: int) -> None:
+        """SIGTERM, or SIGHUP (the terminal is gone): quit as Ctrl-D does, so the agent,
+        in a session of its own where neither reaches it, is closed too."""
+        self.terminated = signum
         self.quit.set()
 
     async def race(self, work: Awaitable[T], within: float | None = None) -> T:
@@ -354,6 +363,8 @@ class _Session:
         forward = _stderr_forwarder()
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, self.on_sigint)
+        for signum in _TERMINATE:
+            loop.add_signal_handler(signum, self.on_terminate, signum)
         try:
             async with (
                 LocalClient(cwd, ask_permission=self.ask_permission) as local,
@@ -383,13 +394,20 @@ class _Session:
                     )
                     await self.interactive()
         except _Quit:
-            if not self.closed:
+            if not self.closed and not self.terminated:
                 self.render.line()
         finally:
-            loop.remove_signal_handler(signal.SIGINT)
+            for signum in (signal.SIGINT, *_TERMINATE):
+                loop.remove_signal_handler(signum)
         if self.closed:
             raise BrokenPipeError(errno.EPIPE, "stdout closed")  # `interlink.cli.main`
+        if self.terminated:
+            return 128 + self.terminated
         return 130 if self.interrupted else 0
+
+
+#: signals that end the client as a quit does (the agent does not get them: its own session)
+_TERMINATE = (signal.SIGTERM, signal.SIGHUP)
 
 
 def _stderr_forwarder() -> Callable[[bytes], None]:

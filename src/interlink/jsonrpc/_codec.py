@@ -18,7 +18,7 @@ from typing import TypeVar, cast
 
 import msgspec
 
-from ._errors import InvalidParams, InvalidRequest, RpcError
+from ._errors import InvalidParams, InvalidRequest, ParseError, RpcError
 from ._messages import (
     AnyMessage,
     ErrorObject,
@@ -254,7 +254,9 @@ DEFAULT_CODEC = ValueCodec()
 def decode_params(
     params: msgspec.Raw | msgspec.UnsetType, type_: type[T], codec: ValueCodec = DEFAULT_CODEC
 ) -> T:
-    """Decode a received message's params by the method's type; failures are -32602.
+    """Decode a received message's params by the method's type; failures are -32602,
+    or -32700 when the params are not JSON at all (invalid UTF-8 inside a string, which
+    the envelope's decoding leaves for this one to find).
 
     Missing params decode as `{}` for struct types (so a struct whose fields are all
     optional accepts them) and as `null` otherwise.
@@ -267,6 +269,8 @@ def decode_params(
         return cast(T, codec.decode(type_, data))
     except msgspec.ValidationError as exc:
         raise InvalidParams(data={"detail": str(exc)}) from None
+    except msgspec.DecodeError as exc:  # what phase one leaves raw: invalid UTF-8 inside
+        raise ParseError(data={"detail": str(exc)}) from None
 
 
 def decode_result(result: msgspec.Raw, type_: type[T], codec: ValueCodec = DEFAULT_CODEC) -> T:
@@ -279,6 +283,8 @@ def decode_result(result: msgspec.Raw, type_: type[T], codec: ValueCodec = DEFAU
         return cast(T, codec.decode(type_, result))
     except msgspec.ValidationError as exc:
         raise InvalidResult(str(exc)) from None
+    except msgspec.DecodeError as exc:  # (invalid UTF-8 inside the result)
+        raise InvalidResult(f"the result is not valid JSON: {exc}") from None
 
 
 class InvalidResult(RpcError):
