@@ -350,3 +350,35 @@ async def test_unstable_methods_exist_only_on_opt_in(unstable: bool) -> None:
         else:
             assert error_of(answer)[0] == -32601
         await raw.close()
+
+
+async def test_prompt_content_the_agent_did_not_advertise_is_32602(
+    served: tuple[RuleAgent, Peer],
+) -> None:
+    """prompt-turn: "Clients MUST restrict types of content according to the Prompt
+    Capabilities"; an agent on interlink refuses what it did not advertise (no image,
+    audio or embedded context here) before its handler sees it. Text and resource links
+    need no capability."""
+    agent, peer = served
+    await peer.init()
+    session = await peer.new_session()
+    text = {"type": "text", "text": "look"}
+    for index, block in enumerate(
+        [
+            {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
+            {"type": "audio", "mimeType": "audio/wav", "data": "UklGRg=="},
+            {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "a"}},
+        ]
+    ):
+        prompt = [text] * index + [block]
+        code, data = error_of(
+            await peer.call("session/prompt", {"sessionId": session, "prompt": prompt})
+        )
+        assert code == -32602, block
+        assert isinstance(data, dict)
+        assert data["index"] == index
+    assert not agent.started.is_set()  # the handler never saw them
+    agent.gate.set()
+    link = {"type": "resource_link", "uri": "file:///a.txt", "name": "a.txt"}
+    answer = await peer.call("session/prompt", {"sessionId": session, "prompt": [text, link]})
+    assert answer["result"] == {"stopReason": "end_turn"}

@@ -36,6 +36,7 @@ from interlink.acp._endpoint import (
     Endpoint,
     SessionNotFound,
     capabilities_tree,
+    unadvertised_content,
 )
 from interlink.acp._methods import MethodSpec
 from interlink.acp._registry import Handlers
@@ -174,6 +175,8 @@ class AgentSideConnection(Endpoint):
         self._initialized = False
         self._authenticated = False
         self._sessions: dict[str, _Session] = {}
+        #: what `initialize` answered: the prompt content this agent takes
+        self._agent_caps: s.AgentCapabilities | msgspec.UnsetType | None = None
         self.connection.admit_requests(self._admit)
         agent.on_connect(self.client)
 
@@ -276,6 +279,7 @@ class AgentSideConnection(Endpoint):
         if response.protocol_version != version:
             response = msgspec.structs.replace(response, protocol_version=version)
         self._own_caps = capabilities_tree(self.OWN_ROOT, response.agent_capabilities)
+        self._agent_caps = response.agent_capabilities
         self._peer_caps = capabilities_tree(self.PEER_ROOT, params.client_capabilities)
         self._initialized = True
         return response
@@ -290,6 +294,9 @@ class AgentSideConnection(Endpoint):
     async def _prompt(self, session: _Session, params: s.PromptRequest) -> object:
         if session.prompt is not None and not session.prompt.done():
             raise InvalidRequest(data={"detail": "a prompt is already running in this session"})
+        refused = unadvertised_content(self._agent_caps, params.prompt)
+        if refused is not None:  # content this agent did not advertise: not its handler's
+            raise refused
         session.cancelled = False
         task = asyncio.current_task()
         session.prompt = task

@@ -26,6 +26,7 @@ from interlink.acp._endpoint import (
     ProtocolVersionError,
     capabilities_tree,
     elicitation_mode_open,
+    unadvertised_content,
 )
 from interlink.acp._methods import MethodSpec
 from interlink.acp._registry import Handlers
@@ -101,13 +102,6 @@ def _absolute(cwd: str | os.PathLike[str]) -> str:
         )
     return path
 
-
-#: prompt content blocks an agent takes only when it advertises them: (name, capability)
-_PROMPT_GATES: dict[type, tuple[str, str]] = {
-    s.ImageContent: ("image", "image"),
-    s.AudioContent: ("audio", "audio"),
-    s.EmbeddedResource: ("embedded resource", "embedded_context"),
-}
 
 _HANDLERS = {
     "session/update": "session_update",
@@ -298,20 +292,11 @@ class ClientSideConnection(Endpoint):
         return cast(s.PromptResponse, await self._call("session/prompt", params))
 
     def _check_content(self, blocks: Sequence[object]) -> None:
-        """ "Clients MUST restrict types of content according to the Prompt Capabilities"
-        (prompt-turn): a block the agent did not advertise is refused here."""
+        """A block the agent did not advertise is refused here, before it is sent."""
         assert self.agent_info is not None
-        capabilities = self.agent_info.agent_capabilities
-        allowed = getattr(capabilities, "prompt_capabilities", None)
-        if not isinstance(allowed, s.PromptCapabilities):  # none advertised
-            allowed = s.PromptCapabilities()
-        for i, block in enumerate(blocks):
-            kind, flag = _PROMPT_GATES.get(type(block), ("", ""))
-            if flag and not getattr(allowed, flag):
-                raise InvalidParams(
-                    f"the agent does not take {kind} content (promptCapabilities.{flag})",
-                    {"detail": f"prompt[{i}] is an {kind} block", "index": i},
-                )
+        refused = unadvertised_content(self.agent_info.agent_capabilities, blocks)
+        if refused is not None:
+            raise refused
 
     async def prompt_transcript(
         self, session_id: str, prompt: str | Sequence[s.ContentBlock]

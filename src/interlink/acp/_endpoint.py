@@ -11,15 +11,18 @@ checked against the peer's advertised capabilities before anything is sent.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import ClassVar
 
 import msgspec
 
 from interlink.acp import _codec
+from interlink.acp import _schema as s
 from interlink.acp._methods import MethodSpec
 from interlink.aio import ByteReader, ByteWriter, Connection
 from interlink.jsonrpc import (
     ConnectionClosed,
+    InvalidParams,
     InvalidResult,
     MethodNotFound,
     NotificationType,
@@ -32,6 +35,7 @@ from interlink.jsonrpc import (
 )
 
 __all__ = [
+    "unadvertised_content",
     "LATEST_PROTOCOL_VERSION",
     "PROFILE",
     "SUPPORTED_PROTOCOL_VERSIONS",
@@ -91,6 +95,33 @@ def elicitation_mode_open(params: object, root: str, capabilities: dict[str, obj
     "Requests using a mode the Client has not advertised produce JSON-RPC -32602"."""
     mode = getattr(getattr(type(params), "__struct_config__", None), "tag", None)
     return not isinstance(mode, str) or gate_open(((root, "elicitation", mode),), capabilities)
+
+
+#: prompt content blocks an agent takes only when it advertises them: (name, capability)
+_PROMPT_GATES: dict[type, tuple[str, str]] = {
+    s.ImageContent: ("image", "image"),
+    s.AudioContent: ("audio", "audio"),
+    s.EmbeddedResource: ("embedded resource", "embedded_context"),
+}
+
+
+def unadvertised_content(
+    capabilities: s.AgentCapabilities | msgspec.UnsetType | None, blocks: Sequence[object]
+) -> InvalidParams | None:
+    """The -32602 for the first prompt block the agent did not advertise, if any: "Clients
+    MUST restrict types of content according to the Prompt Capabilities" (prompt-turn).
+    Text and resource links need no capability."""
+    allowed = getattr(capabilities, "prompt_capabilities", None)
+    if not isinstance(allowed, s.PromptCapabilities):  # none advertised
+        allowed = s.PromptCapabilities()
+    for i, block in enumerate(blocks):
+        kind, flag = _PROMPT_GATES.get(type(block), ("", ""))
+        if flag and not getattr(allowed, flag):
+            return InvalidParams(
+                f"the agent does not take {kind} content (promptCapabilities.{flag})",
+                {"detail": f"prompt[{i}] is an {kind} block", "index": i},
+            )
+    return None
 
 
 def capabilities_tree(root: str, capabilities: object) -> dict[str, object]:
