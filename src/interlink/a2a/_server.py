@@ -58,7 +58,7 @@ from interlink.a2a._store import (
     TaskStore,
     VersionConflict,
 )
-from interlink.a2a._stream import TaskStream
+from interlink.a2a._stream import PAGE, TaskStream
 from interlink.a2a._types import (
     AgentCard,
     CancelTaskRequest,
@@ -764,31 +764,42 @@ class A2AServer:
         if last_event_id is None:
             return self._drain(live, sub, (live.last_seq, snapshot), [])
         upto = live.last_seq
-        backlog: list[tuple[int, bytes]] = []
-        after = last_event_id
+        more = self._pages(call.tenant, row.task_id)
         try:
-            while after < upto:
-                rows = await self.store.events(call.tenant, row.task_id, after, limit=1000)
-                if not rows:
-                    break
-                backlog += [(e.seq, e.payload) for e in rows if e.seq <= upto]
-                after = rows[-1].seq
+            backlog = await more(last_event_id) if last_event_id < upto else []
         except BaseException:
             live.unsubscribe(sub)
             self._evict(live)
             raise
-        return self._drain(live, sub, (None, snapshot), backlog)
+        backlog = [(seq, payload) for seq, payload in backlog if seq <= upto]
+        return TaskStream(
+            self._evict,
+            live,
+            sub,
+            (None, snapshot),
+            backlog,
+            more=more,
+            after=last_event_id,
+            upto=upto,
+        )
+
+    def _pages(
+        self, tenant: str, task_id: str
+    ) -> Callable[[int], Awaitable[list[tuple[int, bytes]]]]:
+        """The stored events of a task after a sequence number, `PAGE` at a time (a
+        resumed stream reads its backlog so, as its client takes it)."""
+
+        async def more(after: int) -> list[tuple[int, bytes]]:
+            rows = await self.store.events(tenant, task_id, after, limit=PAGE)
+            return [(e.seq, e.payload) for e in rows]
+
+        return more
 
     async def _replay(self, call: Call, row: TaskRow, after: int) -> TaskStream:
         """A resumed subscription to a task that ended meanwhile: the final snapshot,
         then the events the client missed, then the end."""
-        backlog: list[tuple[int, bytes]] = []
-        while after < row.last_seq:
-            rows = await self.store.events(call.tenant, row.task_id, after, limit=1000)
-            if not rows:
-                break
-            backlog += [(e.seq, e.payload) for e in rows]
-            after = rows[-1].seq
+        more = self._pages(call.tenant, row.task_id)
+        backlog = await more(after)
         live = LiveTask(
             self.store,
             tenant=call.tenant,
@@ -800,7 +811,16 @@ class A2AServer:
         sub = self._subscribe(live, close_on_interrupt=False)
         sub.close()
         snapshot = b'{"task":' + row.task + b"}"  # a StreamResponse holding the stored task
-        return self._drain(live, sub, (None, snapshot), backlog)
+        return TaskStream(
+            self._evict,
+            live,
+            sub,
+            (None, snapshot),
+            backlog,
+            more=more,
+            after=after,
+            upto=row.last_seq,
+        )
 
     # -- push configs ------------------------------------------------------------------
 
