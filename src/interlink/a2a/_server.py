@@ -133,6 +133,8 @@ class A2AServer:
         #: the bytes of events a stream may have waiting before it is cut off
         self.stream_queue_bytes = stream_queue_bytes
         self.live: dict[tuple[str, str], LiveTask] = {}
+        #: the server stops: a blocking `SendMessage` answers with the task as it stands
+        self.answering_now = False
         if push is None and card.capabilities.push_notifications is True:
             push = PushDelivery(store)
         #: the outbox worker, when the card declares push notifications
@@ -154,6 +156,7 @@ class A2AServer:
     async def startup(self) -> None:
         """Open the store; tasks that were running when the process died are failed with
         a reason, or re-run when the executor is resumable."""
+        self.answering_now = False
         await _open_shared(self.store)
         if self.push is not None:
             self.push.serve(self.tenants)
@@ -194,6 +197,14 @@ class A2AServer:
             except Exception:
                 logger.exception("could not prune finished tasks; retrying")
             await asyncio.sleep(min(max(retention / 10, 1.0), 3600.0))
+
+    def answer_now(self) -> None:
+        """The server is about to stop: every blocking `SendMessage` (and any from now
+        on) answers with its task as it stands, instead of waiting for the task to end,
+        which the host would cut short (the client polls or subscribes for the rest)."""
+        self.answering_now = True
+        for live in list(self.live.values()):
+            live.wake()
 
     async def shutdown(self) -> None:
         """Stop running executors (a resumable one is re-run at the next start, any
@@ -543,7 +554,7 @@ class A2AServer:
                 return True
             if task.task is None:
                 return False
-            if immediately or task.state in TERMINAL_STATES:
+            if immediately or self.answering_now or task.state in TERMINAL_STATES:
                 return True
             fresh = task.last_seq > started_at or not task.running
             return fresh and task.state in INTERRUPTED_STATES
