@@ -8,7 +8,8 @@ card that lists no interface gets the address each request came to, or `--public
 
 Once the socket listens and the app has started, `serving on http://HOST:PORT/` is the
 one line on stdout (a script waits for it: a failed start closes stdout without it and
-says why on stderr); `--port 0` takes a free port, which that line names.
+says why on stderr); `--port 0` takes a free port, which that line names. HOST is
+loopback for `--host 0.0.0.0` or `::`: an address on every interface is never named.
 """
 
 from __future__ import annotations
@@ -174,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"interlink a2a serve: cannot listen on {where}: {_reason(exc)}", file=sys.stderr)
         return 1
     port = listeners[0].getsockname()[1]
-    url = f"http://{_authority(args.host, port)}/"
+    url = f"http://{_authority(_UNSPECIFIED.get(args.host, args.host), port)}/"
     if args.public_url is not None:
         app.use_card(with_interface(app.server.card, args.public_url))
     what = f"serving {app.server.card.name!r} · tasks: {_store_text(store_url)}"
@@ -214,6 +215,10 @@ def _listen(host: str, port: int) -> list[socket.socket]:
             listener.close()
         raise
     return listeners
+
+
+#: `--host` on every address: the `serving on` line names loopback, which the card does too
+_UNSPECIFIED = {"0.0.0.0": "127.0.0.1", "::": "::1"}
 
 
 def _authority(host: str, port: int) -> str:
