@@ -774,43 +774,30 @@ class A2AServer:
         snapshot = live.snapshot_json()
         if last_event_id is None:
             return self._drain(live, sub, (live.last_seq, snapshot), [])
-        upto = live.last_seq
-        more = self._pages(call.tenant, row.task_id)
         try:
-            backlog = await more(last_event_id) if last_event_id < upto else []
+            return await self._resumed(call, live, sub, snapshot, last_event_id, live.last_seq)
         except BaseException:
             live.unsubscribe(sub)
             self._evict(live)
             raise
-        backlog = [(seq, payload) for seq, payload in backlog if seq <= upto]
-        return TaskStream(
-            self._evict,
-            live,
-            sub,
-            (None, snapshot),
-            backlog,
-            more=more,
-            after=last_event_id,
-            upto=upto,
-        )
 
-    def _pages(
-        self, tenant: str, task_id: str
-    ) -> Callable[[int], Awaitable[list[tuple[int, bytes]]]]:
-        """The stored events of a task after a sequence number, `PAGE` at a time (a
-        resumed stream reads its backlog so, as its client takes it)."""
+    async def _resumed(
+        self, call: Call, live: LiveTask, sub: Subscription, snapshot: bytes, after: int, upto: int
+    ) -> TaskStream:
+        """A stream of `live` from `snapshot`, then the stored events after `after` up to
+        `upto` (read `PAGE` at a time, as its client takes them), then `sub`'s."""
 
         async def more(after: int) -> list[tuple[int, bytes]]:
-            rows = await self.store.events(tenant, task_id, after, limit=PAGE)
+            rows = await self.store.events(call.tenant, live.task_id, after, limit=PAGE)
             return [(e.seq, e.payload) for e in rows]
 
-        return more
+        backlog = [(seq, p) for seq, p in await more(after) if seq <= upto] if after < upto else []
+        first = (None, snapshot)
+        return TaskStream(self._evict, live, sub, first, backlog, more=more, after=after, upto=upto)
 
     async def _replay(self, call: Call, row: TaskRow, after: int) -> TaskStream:
         """A resumed subscription to a task that ended meanwhile: the final snapshot,
         then the events the client missed, then the end."""
-        more = self._pages(call.tenant, row.task_id)
-        backlog = await more(after)
         live = LiveTask(
             self.store,
             tenant=call.tenant,
@@ -822,16 +809,7 @@ class A2AServer:
         sub = self._subscribe(live, close_on_interrupt=False)
         sub.close()
         snapshot = b'{"task":' + row.task + b"}"  # a StreamResponse holding the stored task
-        return TaskStream(
-            self._evict,
-            live,
-            sub,
-            (None, snapshot),
-            backlog,
-            more=more,
-            after=after,
-            upto=row.last_seq,
-        )
+        return await self._resumed(call, live, sub, snapshot, after, row.last_seq)
 
     # -- push configs ------------------------------------------------------------------
 
