@@ -112,7 +112,7 @@ def test_ours_refuses_the_loopback_webhook_and_says_so(tmp_path: Path) -> None:
     assert verdicts(report) == OURS | dict.fromkeys(PUSH_CASES, "SKIP"), details(report)
     skipped = next(c for c in report["cases"] if c["id"] == "push.delivery")
     assert "refused the loopback webhook" in skipped["detail"]
-    assert "loopback address" in skipped["detail"]  # the server's own reason, quoted
+    assert "not globally reachable" in skipped["detail"]  # the server's own reason, quoted
     assert status == 0
     assert report["exitStatus"] == 0
     suites = ET.parse(tmp_path / "j.xml").getroot()
