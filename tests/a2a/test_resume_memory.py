@@ -1,7 +1,7 @@
 """A resumed subscription (`Last-Event-ID`) reads the events it missed from the store a
-page at a time, as its client takes them: streams that resume and do not read hold a
-page each, not a copy of the task's whole log (issue 11, point 10: every buffer is
-bounded in bytes)."""
+page at a time (about `PAGE_BYTES`), as its client takes them: streams that resume and
+do not read hold a page each, not a copy of the task's whole log (issue 11, point 10:
+every buffer is bounded in bytes)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from interlink.a2a import AgentExecutor, EventSink, RequestContext, TaskUpdater,
 from interlink.a2a import types as t
 from interlink.a2a._codec import decode
 from interlink.a2a._server import A2AServer, Call
+from interlink.a2a._stream import PAGE_BYTES
 from tests.a2a.agents import card, message
 
 EVENT = 32 * 1024
@@ -100,8 +101,8 @@ async def _resumed_streams_hold(tmp_path: Path, text: str) -> tuple[int, list[in
 async def test_resumed_streams_of_a_running_task_hold_a_page_each(tmp_path: Path) -> None:
     grown, seqs = await _resumed_streams_hold(tmp_path, "wait")
     assert seqs[:EVENTS] == list(range(2, EVENTS + 2))
-    # the whole log missed is 10 MiB a stream (60 MiB for 6); a page is at most 1 MiB
-    assert grown < STREAMS * 2 * 1024 * 1024, grown
+    # the whole log missed is 10 MiB a stream (60 MiB for 6); a page about PAGE_BYTES
+    assert grown < STREAMS * 2 * PAGE_BYTES, grown
 
 
 async def test_resumed_streams_of_a_finished_task_hold_a_page_each(tmp_path: Path) -> None:
@@ -110,4 +111,4 @@ async def test_resumed_streams_of_a_finished_task_hold_a_page_each(tmp_path: Pat
     # each stream of a finished task holds its final snapshot (one event of the whole
     # task: 10 MiB, decoded and encoded) and a page, not the 10 MiB log besides
     log = EVENTS * EVENT
-    assert grown < STREAMS * (2 * log + 2 * 1024 * 1024), grown
+    assert grown < STREAMS * (2 * log + 2 * PAGE_BYTES), grown

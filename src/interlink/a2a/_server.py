@@ -58,7 +58,7 @@ from interlink.a2a._store import (
     TaskStore,
     VersionConflict,
 )
-from interlink.a2a._stream import PAGE, TaskStream
+from interlink.a2a._stream import TaskStream
 from interlink.a2a._types import (
     AgentCard,
     CancelTaskRequest,
@@ -785,13 +785,14 @@ class A2AServer:
         self, call: Call, live: LiveTask, sub: Subscription, snapshot: bytes, after: int, upto: int
     ) -> TaskStream:
         """A stream of `live` from `snapshot`, then the stored events after `after` up to
-        `upto` (read `PAGE` at a time, as its client takes them), then `sub`'s."""
+        `upto` (read a page at a time, as its client takes them), then `sub`'s."""
 
-        async def more(after: int) -> list[tuple[int, bytes]]:
-            rows = await self.store.events(call.tenant, live.task_id, after, limit=PAGE)
+        async def more(after: int, limit: int) -> list[tuple[int, bytes]]:
+            rows = await self.store.events(call.tenant, live.task_id, after, limit=limit)
             return [(e.seq, e.payload) for e in rows]
 
-        backlog = [(seq, p) for seq, p in await more(after) if seq <= upto] if after < upto else []
+        first_page = await more(after, 1) if after < upto else []  # (its size sets the next's)
+        backlog = [(seq, p) for seq, p in first_page if seq <= upto]
         first = (None, snapshot)
         return TaskStream(self._evict, live, sub, first, backlog, more=more, after=after, upto=upto)
 

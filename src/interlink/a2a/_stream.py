@@ -13,21 +13,28 @@ from interlink.a2a import _codec
 from interlink.a2a._runtime import LiveTask, Subscription, no_answer
 from interlink.a2a._types import StreamResponse, Task
 
-__all__ = ["PAGE", "TaskStream"]
+__all__ = ["PAGE", "PAGE_BYTES", "TaskStream", "page_size"]
 
 logger = logging.getLogger("interlink.a2a")
 
 PAGE = 32
-"""Events of a resumed subscription's stored backlog read from the store at a time."""
+"""Events of a resumed subscription's stored backlog read from the store at a time, at
+most; fewer when they are large (about `PAGE_BYTES` a page, at least one event)."""
+PAGE_BYTES = 256 * 1024
+
+
+def page_size(events: int, size: int) -> int:
+    """The events to read next, after a page of `events` events of `size` bytes."""
+    return max(1, min(PAGE, PAGE_BYTES * events // max(size, 1)))
 
 
 class TaskStream:
     """The events of one stream, taken in batches: `first` (the task snapshot), the
     stored `backlog` (a resumed subscription), then what the subscription receives;
     `task` events cut to `history` messages when the request asked for that. A backlog
-    longer than one page is read a page at a time as the client takes it: `more(after)`
-    gives the stored events after `after` up to `upto` (so a stream that resumes and does not
-    read holds one page, not a copy of the task's log).
+    longer than one page is read a page at a time as the client takes it: `more(after,
+    limit)` gives at most `limit` stored events after `after`, up to `upto` (so a stream
+    that resumes and does not read holds one page, not a copy of the task's log).
 
     `batch(wait, size)` returns the events that are ready, up to about `size` bytes (at
     least one event), so a transport writes them at once while the rest stays counted
@@ -46,7 +53,7 @@ class TaskStream:
         backlog: list[tuple[int, bytes]],
         history: int | None = None,
         *,
-        more: Callable[[int], Awaitable[list[tuple[int, bytes]]]] | None = None,
+        more: Callable[[int, int], Awaitable[list[tuple[int, bytes]]]] | None = None,
         after: int = 0,
         upto: int = 0,
     ) -> None:
@@ -64,6 +71,7 @@ class TaskStream:
         self._more = more
         self._upto = upto
         self._loaded = backlog[-1][0] if backlog else after
+        self._page = page_size(len(backlog), sum(len(p) for _, p in backlog)) if backlog else 1
         if more is not None:
             self._last = max(self._last, upto)
         #: the client went away or the server stops: no more pages are read
@@ -122,7 +130,7 @@ class TaskStream:
         store that fails ends the stream: nothing after the gap may go out)."""
         assert self._more is not None
         try:
-            rows = await self._more(self._loaded)
+            rows = await self._more(self._loaded, self._page)
         except Exception as exc:
             logger.warning("stream of task %s: cannot read its events: %s", self._live.task_id, exc)
             return False
@@ -131,6 +139,7 @@ class TaskStream:
             return False  # (the log holds no more of them: pruned)
         self._pending += rows
         self._loaded = rows[-1][0]
+        self._page = page_size(len(rows), sum(len(payload) for _, payload in rows))
         return True
 
     def cut(self) -> None:
