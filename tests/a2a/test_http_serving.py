@@ -235,6 +235,42 @@ async def test_stopping_ends_open_streams_cleanly_and_in_time(http: Parser) -> N
     assert served.problems() == []
 
 
+@pytest.mark.parametrize("http", PARSERS)
+async def test_stopping_answers_a_blocking_send_message_with_the_task_as_it_stands(
+    http: Parser,
+) -> None:
+    """A `SendMessage` that waits for a task that goes on: told to stop, the server
+    answers it with the task as it stands (the client polls or resubscribes), within
+    the grace period; it was cancelled at the end ("Exception in ASGI application",
+    HTTP 500 "Internal Server Error")."""
+    loop = asyncio.get_running_loop()
+    async with running(make_app(), http) as served:
+        url = f"http://127.0.0.1:{served.port}/"
+        async with httpx.AsyncClient(timeout=30) as client:
+            waiting = asyncio.create_task(
+                client.post(url, json=rpc("SendMessage", send("slow")), headers=VERSION)
+            )
+            async with asyncio.timeout(10):
+                while not _working(served):  # noqa: ASYNC110 - no event says "working"
+                    await asyncio.sleep(0.01)
+            stopped_at = loop.time()
+            served.server.should_exit = True
+            async with asyncio.timeout(GRACE + 5):
+                answer = await waiting
+                await served.task
+            took = loop.time() - stopped_at
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["result"]["task"]["status"]["state"] == "TASK_STATE_WORKING"
+    assert took < GRACE, f"the server took {took:.1f} s to stop"
+    assert served.problems() == []
+
+
+def _working(served: Running) -> bool:
+    return any(
+        live.state == "TASK_STATE_WORKING" for live in served.server.app.server.live.values()
+    )
+
+
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
 async def test_interlink_a2a_serve_stops_with_streams_open(stop: signal.Signals) -> None:
     """The real command: told to stop while a stream and a subscription are open, it

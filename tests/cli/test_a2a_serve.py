@@ -100,3 +100,15 @@ def test_a_killed_server_does_not_block_the_next(tmp_path: Path) -> None:
         shown = json.loads(a2a("task", url, task_id, "--json").stdout)
         assert shown["status"]["state"] == "TASK_STATE_FAILED"  # recovered by the next
     assert os.path.exists(tmp_path / "a2a" / "interlink-example-agent.db.lock")
+
+
+@pytest.mark.parametrize(
+    ("host", "shown"), [("0.0.0.0", "http://127.0.0.1:"), ("::", "http://[::1]:")]
+)
+def test_the_serving_line_on_every_address_names_one_to_call(host: str, shown: str) -> None:
+    """`--host 0.0.0.0` (or `::`) is never advertised, in the `serving on` line either:
+    a script calls the URL it gives (0.0.0.0 is no address to connect to everywhere)."""
+    with serving(EXAMPLE, "--store", "memory:", "--host", host) as (url, _):
+        assert url.startswith(shown), url
+        sent = a2a("send", url, "echo hi")
+        assert sent.returncode == 0, sent.stderr

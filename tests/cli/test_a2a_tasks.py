@@ -104,3 +104,35 @@ def test_narrow_widths_shrink_text_then_context_then_the_id() -> None:
     assert task.context_id not in task_table([task], plain, 60, now)[1]
     assert task_table([task], plain, 40, now)[1].startswith("01234567…  input-required")
     assert os.linesep not in "".join(task_table([task], plain, None, now))
+
+
+def _columns(line: str) -> int:
+    """The terminal columns `line` takes: East Asian wide and fullwidth characters two,
+    combining marks none."""
+    import unicodedata
+
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in line
+    )
+
+
+@pytest.mark.parametrize("text", ["エージェントの答え" * 10, "🙂" * 60, "e\u0301" * 90])
+def test_wide_and_combining_characters_fit_the_width_too(text: str) -> None:
+    """Cells are measured in terminal columns, not characters: a Japanese text (two
+    columns a character) made each line wrap; combining marks take none."""
+    now = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    task = t.Task(
+        id="0123456789abcdef0123456789abcdef0123",
+        context_id="ctx",
+        status=t.TaskStatus(
+            state=t.TaskState.TASK_STATE_COMPLETED,
+            timestamp=now,
+            message=t.Message(message_id="m", role=t.Role.ROLE_AGENT, parts=[t.Part(text=text)]),
+        ),
+    )
+    for width in (120, 80, 60):
+        lines = task_table([task, task], Style(False), width, now)
+        assert all(_columns(line) <= width for line in lines), (width, lines)
+        assert lines[1].endswith("…"), lines  # cut, with room used
+        assert _columns(lines[1]) >= width - 2, (width, lines)

@@ -466,9 +466,11 @@ class A2AApp:
     def end_streams(self) -> None:
         """The server stops: every open stream ends now, after what it has queued (its
         client resumes with `Last-Event-ID`), and a stream opened from now on ends after
-        its first events. `interlink a2a serve` calls this when it is told to stop;
-        another host can call it from its own shutdown."""
+        its first events; a blocking `SendMessage` answers with its task as it stands.
+        `interlink a2a serve` calls this when it is told to stop; another host can call
+        it from its own shutdown."""
         self._ending = True
+        self.server.answer_now()
         for stream in list(self._streams):
             stream.cut()
 

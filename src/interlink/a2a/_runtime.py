@@ -682,6 +682,10 @@ class LiveTask:
                 sub.close()
         self._notify()
 
+    def wake(self) -> None:
+        """Whoever waits in `wait_for` checks its predicate again."""
+        self._notify()
+
     def _notify(self) -> None:
         waiters, self._waiters = self._waiters, []
         for waiter in waiters:

@@ -133,6 +133,8 @@ class A2AServer:
         #: the bytes of events a stream may have waiting before it is cut off
         self.stream_queue_bytes = stream_queue_bytes
         self.live: dict[tuple[str, str], LiveTask] = {}
+        #: the server stops: a blocking `SendMessage` answers with the task as it stands
+        self.answering_now = False
         if push is None and card.capabilities.push_notifications is True:
             push = PushDelivery(store)
         #: the outbox worker, when the card declares push notifications
@@ -154,6 +156,7 @@ class A2AServer:
     async def startup(self) -> None:
         """Open the store; tasks that were running when the process died are failed with
         a reason, or re-run when the executor is resumable."""
+        self.answering_now = False
         await _open_shared(self.store)
         if self.push is not None:
             self.push.serve(self.tenants)
@@ -194,6 +197,14 @@ class A2AServer:
             except Exception:
                 logger.exception("could not prune finished tasks; retrying")
             await asyncio.sleep(min(max(retention / 10, 1.0), 3600.0))
+
+    def answer_now(self) -> None:
+        """The server is about to stop: every blocking `SendMessage` (and any from now
+        on) answers with its task as it stands, instead of waiting for the task to end,
+        which the host would cut short (the client polls or subscribes for the rest)."""
+        self.answering_now = True
+        for live in list(self.live.values()):
+            live.wake()
 
     async def shutdown(self) -> None:
         """Stop running executors (a resumable one is re-run at the next start, any
@@ -543,7 +554,7 @@ class A2AServer:
                 return True
             if task.task is None:
                 return False
-            if immediately or task.state in TERMINAL_STATES:
+            if immediately or self.answering_now or task.state in TERMINAL_STATES:
                 return True
             fresh = task.last_seq > started_at or not task.running
             return fresh and task.state in INTERRUPTED_STATES
@@ -763,32 +774,31 @@ class A2AServer:
         snapshot = live.snapshot_json()
         if last_event_id is None:
             return self._drain(live, sub, (live.last_seq, snapshot), [])
-        upto = live.last_seq
-        backlog: list[tuple[int, bytes]] = []
-        after = last_event_id
         try:
-            while after < upto:
-                rows = await self.store.events(call.tenant, row.task_id, after, limit=1000)
-                if not rows:
-                    break
-                backlog += [(e.seq, e.payload) for e in rows if e.seq <= upto]
-                after = rows[-1].seq
+            return await self._resumed(call, live, sub, snapshot, last_event_id, live.last_seq)
         except BaseException:
             live.unsubscribe(sub)
             self._evict(live)
             raise
-        return self._drain(live, sub, (None, snapshot), backlog)
+
+    async def _resumed(
+        self, call: Call, live: LiveTask, sub: Subscription, snapshot: bytes, after: int, upto: int
+    ) -> TaskStream:
+        """A stream of `live` from `snapshot`, then the stored events after `after` up to
+        `upto` (read a page at a time, as its client takes them), then `sub`'s."""
+
+        async def more(after: int, limit: int) -> list[tuple[int, bytes]]:
+            rows = await self.store.events(call.tenant, live.task_id, after, limit=limit)
+            return [(e.seq, e.payload) for e in rows]
+
+        first_page = await more(after, 1) if after < upto else []  # (its size sets the next's)
+        backlog = [(seq, p) for seq, p in first_page if seq <= upto]
+        first = (None, snapshot)
+        return TaskStream(self._evict, live, sub, first, backlog, more=more, after=after, upto=upto)
 
     async def _replay(self, call: Call, row: TaskRow, after: int) -> TaskStream:
         """A resumed subscription to a task that ended meanwhile: the final snapshot,
         then the events the client missed, then the end."""
-        backlog: list[tuple[int, bytes]] = []
-        while after < row.last_seq:
-            rows = await self.store.events(call.tenant, row.task_id, after, limit=1000)
-            if not rows:
-                break
-            backlog += [(e.seq, e.payload) for e in rows]
-            after = rows[-1].seq
         live = LiveTask(
             self.store,
             tenant=call.tenant,
@@ -800,7 +810,7 @@ class A2AServer:
         sub = self._subscribe(live, close_on_interrupt=False)
         sub.close()
         snapshot = b'{"task":' + row.task + b"}"  # a StreamResponse holding the stored task
-        return self._drain(live, sub, (None, snapshot), backlog)
+        return await self._resumed(call, live, sub, snapshot, after, row.last_seq)
 
     # -- push configs ------------------------------------------------------------------
 

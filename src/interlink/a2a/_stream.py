@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import msgspec
 
@@ -12,13 +13,28 @@ from interlink.a2a import _codec
 from interlink.a2a._runtime import LiveTask, Subscription, no_answer
 from interlink.a2a._types import StreamResponse, Task
 
-__all__ = ["TaskStream"]
+__all__ = ["PAGE", "PAGE_BYTES", "TaskStream", "page_size"]
+
+logger = logging.getLogger("interlink.a2a")
+
+PAGE = 32
+"""Events of a resumed subscription's stored backlog read from the store at a time, at
+most; fewer when they are large (about `PAGE_BYTES` a page, at least one event)."""
+PAGE_BYTES = 256 * 1024
+
+
+def page_size(events: int, size: int) -> int:
+    """The events to read next, after a page of `events` events of `size` bytes."""
+    return max(1, min(PAGE, PAGE_BYTES * events // max(size, 1)))
 
 
 class TaskStream:
     """The events of one stream, taken in batches: `first` (the task snapshot), the
     stored `backlog` (a resumed subscription), then what the subscription receives;
-    `task` events cut to `history` messages when the request asked for that.
+    `task` events cut to `history` messages when the request asked for that. A backlog
+    longer than one page is read a page at a time as the client takes it: `more(after,
+    limit)` gives at most `limit` stored events after `after`, up to `upto` (so a stream
+    that resumes and does not read holds one page, not a copy of the task's log).
 
     `batch(wait, size)` returns the events that are ready, up to about `size` bytes (at
     least one event), so a transport writes them at once while the rest stays counted
@@ -36,6 +52,10 @@ class TaskStream:
         first: tuple[int | None, bytes] | None,
         backlog: list[tuple[int, bytes]],
         history: int | None = None,
+        *,
+        more: Callable[[int, int], Awaitable[list[tuple[int, bytes]]]] | None = None,
+        after: int = 0,
+        upto: int = 0,
     ) -> None:
         self._on_close = on_close
         #: the most history messages a `Task` on this stream may carry (historyLength)
@@ -47,6 +67,15 @@ class TaskStream:
             self._pending.append(first)
         self._pending += backlog
         self._last = backlog[-1][0] if backlog else (first[0] if first and first[0] else 0)
+        #: the next page of the backlog, and the last event of it (see `more`)
+        self._more = more
+        self._upto = upto
+        self._loaded = backlog[-1][0] if backlog else after
+        self._page = page_size(len(backlog), sum(len(p) for _, p in backlog)) if backlog else 1
+        if more is not None:
+            self._last = max(self._last, upto)
+        #: the client went away or the server stops: no more pages are read
+        self._cut = False
 
     async def batch(
         self, wait: float | None = None, size: int = 64 * 1024
@@ -56,10 +85,17 @@ class TaskStream:
             ready: list[tuple[int | None, bytes]] = []
             taken = 0
             pending = self._pending
+            if not pending and self._unloaded and (self._cut or not await self._next_page()):
+                return None  # the client resumes from the last event it got
             while pending and (not ready or taken + len(pending[0][1]) <= size):
                 ready.append(pending.popleft())
                 taken += len(ready[-1][1])
-            while sub.items and not pending and (not ready or taken + len(sub.items[0][1]) <= size):
+            while (
+                sub.items
+                and not pending
+                and not self._unloaded
+                and (not ready or taken + len(sub.items[0][1]) <= size)
+            ):
                 seq, payload = sub.next_ready()
                 if seq and seq <= self._last:
                     continue  # already sent from the stored log
@@ -84,9 +120,32 @@ class TaskStream:
             except TimeoutError:
                 return []
 
+    @property
+    def _unloaded(self) -> bool:
+        """Whether stored events of the backlog are still to be read."""
+        return self._more is not None and self._loaded < self._upto
+
+    async def _next_page(self) -> bool:
+        """Read the next page of the backlog into the queue: whether that worked (a
+        store that fails ends the stream: nothing after the gap may go out)."""
+        assert self._more is not None
+        try:
+            rows = await self._more(self._loaded, self._page)
+        except Exception as exc:
+            logger.warning("stream of task %s: cannot read its events: %s", self._live.task_id, exc)
+            return False
+        rows = [(seq, payload) for seq, payload in rows if self._loaded < seq <= self._upto]
+        if not rows:
+            return False  # (the log holds no more of them: pruned)
+        self._pending += rows
+        self._loaded = rows[-1][0]
+        self._page = page_size(len(rows), sum(len(payload) for _, payload in rows))
+        return True
+
     def cut(self) -> None:
         """The client went away, or the server stops: end the stream (after what is
         queued)."""
+        self._cut = True
         self._sub.close()
 
     async def aclose(self) -> None:

@@ -8,7 +8,8 @@ card that lists no interface gets the address each request came to, or `--public
 
 Once the socket listens and the app has started, `serving on http://HOST:PORT/` is the
 one line on stdout (a script waits for it: a failed start closes stdout without it and
-says why on stderr); `--port 0` takes a free port, which that line names.
+says why on stderr); `--port 0` takes a free port, which that line names. HOST is
+loopback for `--host 0.0.0.0` or `::`: an address on every interface is never named.
 """
 
 from __future__ import annotations
@@ -168,12 +169,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"interlink a2a serve: {exc}", file=sys.stderr)
         return 2
     try:
-        listener = _listen(args.host, args.port)
+        listeners = _listen(args.host, args.port)
     except OSError as exc:
         where = _authority(args.host, args.port)
         print(f"interlink a2a serve: cannot listen on {where}: {_reason(exc)}", file=sys.stderr)
         return 1
-    url = f"http://{_authority(args.host, listener.getsockname()[1])}/"
+    port = listeners[0].getsockname()[1]
+    url = f"http://{_authority(_UNSPECIFIED.get(args.host, args.host), port)}/"
     if args.public_url is not None:
         app.use_card(with_interface(app.server.card, args.public_url))
     what = f"serving {app.server.card.name!r} · tasks: {_store_text(store_url)}"
@@ -186,24 +188,37 @@ def run(args: argparse.Namespace) -> int:
                 print(f"serving on {url}", flush=True)
                 print(what, file=sys.stderr, flush=True)  # (for people: the name, the store)
 
-    port = listener.getsockname()[1]
     server = Server(config(app, host=args.host, port=port, log_level=args.log_level))
     try:
         with contextlib.suppress(KeyboardInterrupt):  # (uvicorn raises the SIGINT it handled)
-            server.run(sockets=[listener])
+            server.run(sockets=listeners)
     finally:
-        listener.close()
+        for listener in listeners:
+            listener.close()
     return 0 if server.started else 1
 
 
-def _listen(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on `host` (the first address it resolves to) and `port`
-    (0: one the OS picks), bound here so that the card and the `serving on` line give the
-    port really bound, and a port in use is refused before the agent starts."""
-    family, _, _, _, address = socket.getaddrinfo(
-        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-    )[0]
-    return socket.create_server(address[:2], family=family, backlog=2048)
+def _listen(host: str, port: int) -> list[socket.socket]:
+    """Listening TCP sockets on every address `host` resolves to (`localhost`: `::1`
+    and `127.0.0.1`, as uvicorn would), all on `port` (0: the one the OS picks for the
+    first), bound here so that the card and the `serving on` line give the port really
+    bound, and a port in use is refused before the agent starts."""
+    found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    addresses = dict.fromkeys((family, address[0]) for family, _, _, _, address in found)
+    listeners: list[socket.socket] = []
+    try:
+        for family, ip in addresses:
+            bound = listeners[0].getsockname()[1] if listeners else port
+            listeners.append(socket.create_server((ip, bound), family=family, backlog=2048))
+    except OSError:
+        for listener in listeners:
+            listener.close()
+        raise
+    return listeners
+
+
+#: `--host` on every address: the `serving on` line names loopback, which the card does too
+_UNSPECIFIED = {"0.0.0.0": "127.0.0.1", "::": "::1"}
 
 
 def _authority(host: str, port: int) -> str:

@@ -4,11 +4,13 @@ On a terminal (or with `COLUMNS` set) it fits the width, like the tables of `gh`
 are relative ("5m ago"), then the text, then the context are cut with an ellipsis, the
 context column goes next, and the id is cut only as the last resort (it is the handle
 `task` and `cancel` take). Without a width (a pipe) every cell is whole and times are
-absolute, for `grep` and `awk`.
+absolute, for `grep` and `awk`. Widths are terminal columns: an East Asian wide or
+fullwidth character takes two, a combining mark none.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
@@ -31,7 +33,7 @@ def task_table(
     """The lines of the table (see the module); `width` None: no width to fit."""
     now = now or datetime.now(UTC)
     rows = [_row(task, relative=width is not None, now=now) for task in tasks]
-    widths = [max(len(_HEADER[i]), *(len(row[i]) for row in rows)) for i in range(5)]
+    widths = [max(len(_HEADER[i]), *(_columns(row[i]) for row in rows)) for i in range(5)]
     if width is not None:
         widths = _fit(widths, width)
     return [style(_line(_HEADER, widths), "1")] + [_line(row, widths, style) for row in rows]
@@ -77,8 +79,28 @@ def _fit(widths: list[int], width: int) -> list[int]:
     return widths
 
 
+def _column_width(char: str) -> int:
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def _columns(text: str) -> int:
+    """The terminal columns `text` takes."""
+    return sum(_column_width(c) for c in text)
+
+
 def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+    """`text` in at most `width` columns: cut with an ellipsis when it takes more."""
+    if _columns(text) <= width:
+        return text
+    kept, used = [], 0
+    for char in text:
+        used += _column_width(char)
+        if used > width - 1:
+            break
+        kept.append(char)
+    return "".join(kept) + "…"
 
 
 def _line(cells: Iterable[str], widths: list[int], style: Style | None = None) -> str:
@@ -88,7 +110,7 @@ def _line(cells: Iterable[str], widths: list[int], style: Style | None = None) -
         if w <= 0:
             continue
         text = _cut(cell, w)
-        padded = text.ljust(w)
+        padded = text + " " * (w - _columns(text))
         if i == _STATE and style is not None:
             padded = state_label(text, style) + padded[len(text) :]
         out.append(padded)
