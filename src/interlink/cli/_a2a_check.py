@@ -9,8 +9,9 @@ URL's origin and loopback are contacted. Exit status: 0 when no MUST case failed
 from __future__ import annotations
 
 import argparse
-import os
 import sys
+
+from interlink.cli._check_report import add_report_options, list_cases, write_report
 
 __all__ = ["add_parser", "run"]
 
@@ -46,18 +47,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="TEXT",
         help="a message whose task works a few seconds (enables cancel and subscribe cases)",
     )
-    check.add_argument(
-        "--only", metavar="CASE", action="append", default=[], help="a case id, area or prefix*"
-    )
-    check.add_argument("--jobs", "-j", type=int, default=4, metavar="N", help="cases at once (4)")
-    check.add_argument(
-        "--timeout", type=float, default=10.0, metavar="S", help="each request, seconds (10)"
-    )
-    check.add_argument("--json", action="store_true", help="print one JSON object, no text")
-    check.add_argument("--junit", metavar="FILE", help="also write JUnit XML to FILE")
-    check.add_argument("--strict", action="store_true", help="a failed SHOULD fails the run too")
-    check.add_argument("--verbose", "-v", action="store_true", help="cite every case")
-    check.add_argument("--list", action="store_true", help="list the cases and exit")
+    add_report_options(check, timeout_help="each request, seconds (10)")
 
 
 def _usage(message: str) -> int:
@@ -70,15 +60,12 @@ def run(args: argparse.Namespace) -> int:
 
     import httpx
 
-    from interlink.check import render_json, render_junit, render_text, selected
+    from interlink.check import selected
     from interlink.check._a2a_runner import Options, load_cases, run_check
 
     cases = load_cases()
     if args.list:
-        for entry in cases:
-            c = entry.case
-            print(f"{c.id:<32} {c.level.value:<6} {c.title}")
-        return 0
+        return list_cases(entry.case for entry in cases)
     if not args.url:
         return _usage("give the agent's URL (e.g. http://127.0.0.1:8000/)")
     try:
@@ -101,12 +88,4 @@ def run(args: argparse.Namespace) -> int:
     if not any(selected(e.case, args.only) for e in cases):
         return _usage(f"--only {' '.join(args.only)} selects no case (see --list)")
     report = asyncio.run(run_check(options))
-    if args.junit:
-        with open(args.junit, "w", encoding="utf-8") as file:
-            file.write(render_junit(report, strict=args.strict))
-    if args.json:
-        sys.stdout.write(render_json(report, strict=args.strict))
-    else:
-        color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-        sys.stdout.write(render_text(report, color=color, verbose=args.verbose))
-    return report.exit_status(strict=args.strict)
+    return write_report(report, args)

@@ -12,6 +12,8 @@ import os
 import shutil
 import sys
 
+from interlink.cli._check_report import add_report_options, list_cases, write_report
+
 __all__ = ["add_parser", "run"]
 
 _PROG = "interlink acp check"
@@ -39,21 +41,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--env", metavar="KEY=VALUE", action="append", default=[], help="set in the agent's env"
     )
     check.add_argument("--cwd", metavar="DIR", help="the sessions' directory (default: here)")
-    check.add_argument(
-        "--only", metavar="CASE", action="append", default=[], help="a case id, area or prefix*"
-    )
-    check.add_argument("--jobs", "-j", type=int, default=4, metavar="N", help="cases at once (4)")
-    check.add_argument(
-        "--timeout", type=float, default=10.0, metavar="S", help="each wait, seconds (10)"
-    )
+    add_report_options(check, timeout_help="each wait, seconds (10)")
     check.add_argument(
         "--startup", type=float, default=30.0, metavar="S", help="for initialize's answer (30)"
     )
-    check.add_argument("--json", action="store_true", help="print one JSON object, no text")
-    check.add_argument("--junit", metavar="FILE", help="also write JUnit XML to FILE")
-    check.add_argument("--strict", action="store_true", help="a failed SHOULD fails the run too")
-    check.add_argument("--verbose", "-v", action="store_true", help="cite every case")
-    check.add_argument("--list", action="store_true", help="list the cases and exit")
     check.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- AGENT_CMD [ARGS...]")
 
 
@@ -66,15 +57,11 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
     import shlex
 
-    from interlink.check import render_json, render_junit, render_text
     from interlink.check._acp_runner import Options, load_cases, run_check
     from interlink.check._wire import Launch
 
     if args.list:
-        for entry in load_cases():
-            c = entry.case
-            print(f"{c.id:<40} {c.level.value:<6} {c.title}")
-        return 0
+        return list_cases(entry.case for entry in load_cases())
     command = list(args.agent)
     if command[:1] == ["--"]:
         command = command[1:]
@@ -108,12 +95,4 @@ def run(args: argparse.Namespace) -> int:
     report = asyncio.run(run_check(options, shlex.join(command)))
     if not report.results:
         return _usage(f"--only {' '.join(args.only)} selects no case (see --list)")
-    if args.junit:
-        with open(args.junit, "w", encoding="utf-8") as file:
-            file.write(render_junit(report, strict=args.strict))
-    if args.json:
-        sys.stdout.write(render_json(report, strict=args.strict))
-    else:
-        color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-        sys.stdout.write(render_text(report, color=color, verbose=args.verbose))
-    return report.exit_status(strict=args.strict)
+    return write_report(report, args)
