@@ -633,14 +633,7 @@ class LiveTask:
             )
 
         row, cancelled = await self._settled(write())
-        if self._waiters or task.status.state not in TERMINAL_STATES:
-            self._encoded = (task, encoded)  # the answer a waiting send gives, encoded once
-        else:
-            # Nobody waits to be answered with it: a finished task's JSON is not kept in
-            # memory for the streams still attached (each holds its events' bytes; a late
-            # reader encodes it again). 120 unread streams of their own 600 KB tasks held
-            # 2.75 x the payload each with it.
-            self._encoded = None
+        self._encoded = (task, encoded)
         self._stored(task, row, payloads)
         if cancelled:
             raise asyncio.CancelledError
