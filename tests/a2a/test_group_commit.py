@@ -17,7 +17,7 @@ from interlink.a2a._store import StoreError
 from interlink.a2a._store_sqlite import SqliteTaskStore
 from tests.a2a.agents import card
 from tests.a2a.stores import HookedStore
-from tests.a2a.test_races import send
+from tests.a2a.test_server_concurrency import send
 
 pytestmark = pytest.mark.timeout(30)
 CALL = Call()

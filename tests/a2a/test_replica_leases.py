@@ -20,8 +20,8 @@ from interlink.a2a import types as t
 from interlink.a2a._runtime import LiveTask
 from interlink.a2a._store import TaskRow
 from tests.a2a.stores import HookedStore
-from tests.a2a.test_races import send
-from tests.a2a.test_replica_edges import CALL, SlowFollowUp, Start, replicas, until
+from tests.a2a.test_replica_handoffs import CALL, SlowFollowUp, Start, replicas, until
+from tests.a2a.test_server_concurrency import send
 
 __all__ = ["replicas"]  # the fixture, imported for the tests below
 

@@ -38,7 +38,7 @@ from interlink.jsonrpc import InvalidParams
 from tests.a2a.agents import Scripted, card
 from tests.a2a.stores import HookedStore
 from tests.a2a.test_push import Receiver
-from tests.a2a.test_races import send
+from tests.a2a.test_server_concurrency import send
 from tests.a2a.test_store import COMPLETED, WORKING, make_store, row, walk
 
 pytestmark = pytest.mark.timeout(30)

@@ -37,7 +37,7 @@ from interlink.a2a._store_postgres import PostgresTaskStore
 from interlink.a2a._store_sqlite import SqliteTaskStore
 from tests.a2a.agents import card
 from tests.a2a.stores import HookedStore
-from tests.a2a.test_races import send
+from tests.a2a.test_server_concurrency import send
 from tests.a2a.test_store_postgres import drop_schema, server_url
 
 pytestmark = pytest.mark.timeout(30)
