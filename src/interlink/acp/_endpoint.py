@@ -48,9 +48,7 @@ __all__ = [
 
 LATEST_PROTOCOL_VERSION = 1
 SUPPORTED_PROTOCOL_VERSIONS = frozenset({1})
-PROFILE = Profile(
-    batches=False, max_message_size=64 * 1024 * 1024, cancel_method="$/cancel_request"
-)
+PROFILE = Profile(batches=False, cancel_method="$/cancel_request")  # default size limit
 
 
 class AcpCodec(ValueCodec):

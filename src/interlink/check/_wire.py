@@ -22,12 +22,14 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from interlink.jsonrpc import DEFAULT_MAX_MESSAGE_SIZE
+
 __all__ = ["AgentUnderTest", "Launch", "NoAnswer", "Message"]
 
 Message = dict[str, object]
 PermissionHook = Callable[["AgentUnderTest", Message], Awaitable[None]]
 
-_LINE_LIMIT = 64 * 1024 * 1024  # an agent's line longer than this is garbage, not a hang
+_LINE_LIMIT = DEFAULT_MAX_MESSAGE_SIZE  # an agent's line longer than this is garbage, not a hang
 _STDERR_LINES = 40
 
 

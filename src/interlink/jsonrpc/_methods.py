@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from ._framing import DEFAULT_MAX_MESSAGE_SIZE
+
 __all__ = ["NotificationType", "Profile", "RequestType"]
 
 P = TypeVar("P")
@@ -42,5 +44,5 @@ class Profile:
     """
 
     batches: bool = False
-    max_message_size: int = 64 * 1024 * 1024
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
     cancel_method: str | None = None
