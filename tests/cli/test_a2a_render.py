@@ -6,7 +6,7 @@ import io
 
 from interlink.a2a import types as t
 from interlink.cli._a2a_render import Screen, TaskView, card_lines
-from interlink.cli._acp_client import Style
+from interlink.cli._terminal import Style
 
 
 def test_card_lines_show_every_kind_of_security_scheme() -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from interlink.a2a import types as t
 from interlink.cli._a2a_table import task_table
-from interlink.cli._acp_client import Style
+from interlink.cli._terminal import Style
 from tests.cli.a2a_harness import CLI, ROOT, env_without_credentials, header_ids, run_a2a, serve
 
 LONG = "echo " + " ".join(f"word{n}" for n in range(40))

@@ -23,7 +23,8 @@ from typing import Any
 import pytest
 
 from interlink.acp import schema as s
-from interlink.cli._acp_render import Renderer, Style, WireLog
+from interlink.cli._acp_render import Renderer, WireLog
+from interlink.cli._terminal import Style
 from tests.interop.conftest import PEERS, TS_SDK_DIR, _unavailable
 
 AGENT = str(Path(__file__).resolve().parents[2] / "examples" / "acp_agent.py")

@@ -20,7 +20,7 @@ import msgspec
 
 from interlink.a2a import StreamPayload
 from interlink.a2a import types as t
-from interlink.cli._acp_client import Style
+from interlink.cli._terminal import Style
 
 __all__ = [
     "Screen",

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 
 from interlink.a2a import types as t
 from interlink.cli._a2a_render import part_text, short_state, state_label
-from interlink.cli._acp_client import Style
+from interlink.cli._terminal import Style
 
 __all__ = ["task_table"]
 

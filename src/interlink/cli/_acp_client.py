@@ -29,11 +29,11 @@ import io
 import os
 import signal
 import sys
-from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Literal, TextIO, TypeVar
 
-from interlink.cli._acp_render import JsonLines, Renderer, Style, WireLog
+from interlink.cli._acp_render import JsonLines, Renderer, WireLog
+from interlink.cli._terminal import LineReader, Style, colors
 
 if TYPE_CHECKING:  # imported where used, so that `interlink --version` stays fast
     import asyncio
@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # imported where used, so that `interlink --version` stays fa
     from interlink.acp._local import LocalClient
     from interlink.acp._process import WireTap
 
-__all__ = ["LineReader", "Renderer", "Style", "add_parser", "run"]
+__all__ = ["add_parser", "run"]
 
 T = TypeVar("T")
 _PROG = "interlink acp client"
@@ -90,64 +90,6 @@ class _NoAnswer(Exception):
     """The agent did not answer `initialize` in time."""
 
 
-class LineReader:
-    """Lines from a file descriptor without a thread: the fd is read only while a line is
-    awaited, so type-ahead stays in the terminal and cancelling a read loses nothing."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.tty = os.isatty(fd)
-        self._lines: deque[str | None] = deque()
-        self._partial = b""
-        self._closed = False
-
-    def _read(self, waiter: asyncio.Future[None]) -> None:
-        try:
-            data = os.read(self.fd, 65536)
-        except OSError:
-            data = b""
-        if data:
-            *lines, self._partial = (self._partial + data).split(b"\n")
-            self._lines.extend(line.decode(errors="replace").rstrip("\r") for line in lines)
-        else:  # EOF: final on a pipe or file; once per Ctrl-D on a terminal
-            if self._partial:
-                self._lines.append(self._partial.decode(errors="replace"))
-                self._partial = b""
-            self._lines.append(None)
-            self._closed = not self.tty
-        if self._lines and not waiter.done():
-            waiter.set_result(None)
-
-    async def readline(self) -> str | None:
-        """The next line without its newline; None at end of input."""
-        import asyncio
-
-        loop = asyncio.get_running_loop()
-        while not self._lines:
-            if self._closed:
-                return None
-            waiter: asyncio.Future[None] = loop.create_future()
-            try:
-                loop.add_reader(self.fd, self._read, waiter)
-            except (PermissionError, ValueError):  # a regular file: reads never block
-                self._read(waiter)
-                continue
-            try:
-                await waiter
-            finally:
-                loop.remove_reader(self.fd)
-        return self._lines.popleft()
-
-    def discard_typeahead(self) -> None:
-        """Before a question that must not be answered by a line typed earlier."""
-        self._lines = deque(line for line in self._lines if line is None)
-        if self.tty:
-            import termios
-
-            with contextlib.suppress(termios.error):
-                termios.tcflush(self.fd, termios.TCIFLUSH)
-
-
 class _Session:
     """One run of the command: the agent, the person's input, Ctrl-C."""
 
@@ -155,9 +97,8 @@ class _Session:
         import asyncio
 
         human = sys.stderr if args.json else out  # --json keeps stdout for the lines
-        color = human.isatty() and not os.environ.get("NO_COLOR")
         self.args = args
-        self.style = Style(color)
+        self.style = Style.of(human)
         self.render = Renderer(human, self.style)
         self.lines = JsonLines(out) if args.json else None
         self.input = LineReader(sys.stdin.fileno())
@@ -411,7 +352,7 @@ _TERMINATE = (signal.SIGTERM, signal.SIGHUP)
 
 
 def _stderr_forwarder() -> Callable[[bytes], None]:
-    dim = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
+    dim = colors(sys.stderr)
     stream = sys.stderr.buffer
 
     def forward(chunk: bytes) -> None:

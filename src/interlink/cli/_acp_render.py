@@ -13,24 +13,12 @@ from typing import TYPE_CHECKING, Literal, TextIO
 if TYPE_CHECKING:
     from interlink.acp import Transcript
     from interlink.acp import schema as s
+    from interlink.cli._terminal import Style
 
-__all__ = ["JsonLines", "Renderer", "Style", "WireLog"]
+__all__ = ["JsonLines", "Renderer", "WireLog"]
 
 _CONTENT_LINES = 12
 _DIFF_LINES = 80
-
-
-class Style:
-    """ANSI styling, or none."""
-
-    def __init__(self, color: bool) -> None:
-        self.color = color
-
-    def __call__(self, text: str, *codes: str) -> str:
-        return f"\x1b[{';'.join(codes)}m{text}\x1b[0m" if self.color and text else text
-
-    def dim(self, text: str) -> str:
-        return self(text, "2")
 
 
 _STATUS = {

@@ -5,10 +5,11 @@ options that choose cases and shape the report, and how the report is written (t
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
+
+from interlink.cli._terminal import colors
 
 if TYPE_CHECKING:  # imported where used, so that `interlink --version` stays fast
     from interlink.check import Case, Report
@@ -48,6 +49,5 @@ def write_report(report: Report, args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(render_json(report, strict=args.strict))
     else:
-        color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-        sys.stdout.write(render_text(report, color=color, verbose=args.verbose))
+        sys.stdout.write(render_text(report, color=colors(sys.stdout), verbose=args.verbose))
     return report.exit_status(strict=args.strict)
