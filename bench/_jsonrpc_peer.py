@@ -11,8 +11,7 @@ import sys
 import msgspec
 
 from bench import _floor
-from interlink.aio import Connection
-from interlink.aio._stdio import open_stdio
+from interlink.aio import Connection, open_stdio
 from interlink.jsonrpc import Profile, RequestType
 
 

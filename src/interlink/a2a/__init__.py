@@ -16,11 +16,13 @@ from interlink.a2a._card import (
     InvalidAgentURL,
     NoCompatibleInterface,
     ResolvedCard,
+    checked_url,
     clear_card_cache,
     resolve_card,
     select_interface,
 )
 from interlink.a2a._client import A2AClient, Reconnect, StreamEvent, StreamPayload
+from interlink.a2a._codec import ValidationError, decode
 from interlink.a2a._errors import (
     A2AError,
     A2AHttpError,
@@ -48,8 +50,10 @@ from interlink.a2a._executor import (
     new_id,
 )
 from interlink.a2a._http import A2AApp
+from interlink.a2a._replicas import SharedStore
 from interlink.a2a._server import A2AServer, Authorize, Call, owner_only
 from interlink.a2a._store import StoreError, TaskStore
+from interlink.a2a._store_sqlite import SqliteTaskStore
 from interlink.a2a._store_url import default_store_path, open_store
 from interlink.a2a._tenants import TenantRouter
 
@@ -78,6 +82,8 @@ __all__ = [
     "Authenticator",
     "BearerAuth",
     # storing tasks
+    "SharedStore",
+    "SqliteTaskStore",
     "StoreError",
     "TaskStore",
     "default_store_path",
@@ -89,6 +95,7 @@ __all__ = [
     "NoCompatibleInterface",
     "Reconnect",
     "ResolvedCard",
+    "checked_url",
     "StreamEvent",
     "StreamPayload",
     "clear_card_cache",
@@ -110,6 +117,8 @@ __all__ = [
     "TaskNotFound",
     "UnsupportedOperation",
     "VersionNotSupported",
-    # types
+    # types and their ProtoJSON codec
     "types",
+    "ValidationError",
+    "decode",
 ]

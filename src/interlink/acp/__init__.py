@@ -9,6 +9,7 @@ from interlink.acp import methods, schema
 from interlink.acp._agent import Agent, AgentSideConnection
 from interlink.acp._client import Client, ClientSideConnection
 from interlink.acp._client_handle import ClientHandle, TerminalHandle
+from interlink.acp._codec import convert
 from interlink.acp._endpoint import (
     LATEST_PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
@@ -22,8 +23,15 @@ from interlink.acp._local import (
     allow_first,
     reject_first,
 )
-from interlink.acp._process import AgentExited, AgentProcess, run_agent, serve_agent, spawn_agent
-from interlink.acp._transcript import ToolCallState, Transcript
+from interlink.acp._process import (
+    AgentExited,
+    AgentProcess,
+    WireTap,
+    run_agent,
+    serve_agent,
+    spawn_agent,
+)
+from interlink.acp._transcript import ToolCallState, Transcript, content_text
 
 __all__ = [
     # agent side
@@ -39,8 +47,10 @@ __all__ = [
     "AgentProcess",
     "AgentExited",
     "spawn_agent",
+    "WireTap",
     "Transcript",
     "ToolCallState",
+    "content_text",
     "LocalClient",
     "PermissionPolicy",
     "UpdateHandler",
@@ -51,6 +61,7 @@ __all__ = [
     "SUPPORTED_PROTOCOL_VERSIONS",
     "ProtocolVersionError",
     "SessionNotFound",
+    "convert",
     "methods",
     "schema",
 ]

@@ -28,8 +28,7 @@ from typing import Literal
 
 from interlink.acp._agent import Agent, AgentSideConnection
 from interlink.acp._client import Client, ClientSideConnection
-from interlink.aio import ByteReader, ByteWriter
-from interlink.aio._stdio import open_stdio
+from interlink.aio import ByteReader, ByteWriter, open_stdio
 from interlink.jsonrpc import ConnectionClosed, RpcError
 
 __all__ = ["AgentExited", "AgentProcess", "WireTap", "run_agent", "serve_agent", "spawn_agent"]

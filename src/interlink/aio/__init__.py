@@ -9,6 +9,7 @@ from ._connection import (
     RawRequestHandler,
     RequestHandler,
 )
+from ._stdio import open_stdio
 
 __all__ = [
     "ByteReader",
@@ -18,4 +19,6 @@ __all__ = [
     "RawNotificationHandler",
     "RawRequestHandler",
     "RequestHandler",
+    # stdio
+    "open_stdio",
 ]

@@ -9,8 +9,8 @@ import re
 
 import httpx
 
+from interlink.a2a import ValidationError, decode
 from interlink.a2a import types as t
-from interlink.a2a._codec import ValidationError, decode
 from interlink.check._a2a_runner import Ctx, Fail, Skip, case
 from interlink.check._a2a_signature import Unverifiable, b64url, payloads, verify
 from interlink.check._a2a_wire import Json, Refused

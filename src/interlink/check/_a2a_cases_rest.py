@@ -8,8 +8,8 @@ import json
 import time
 from urllib.parse import quote
 
+from interlink.a2a import ValidationError, decode
 from interlink.a2a import types as t
-from interlink.a2a._codec import ValidationError, decode
 from interlink.check._a2a_cases_card import HTTP_JSON, JSONRPC, UNKNOWN_TASK, interfaces
 from interlink.check._a2a_cases_stream import KINDS, is_terminal
 from interlink.check._a2a_runner import (

@@ -7,8 +7,8 @@ import json
 
 import httpx
 
+from interlink.a2a import ValidationError, decode
 from interlink.a2a import types as t
-from interlink.a2a._codec import ValidationError, decode
 from interlink.check._a2a_cases_card import JSONRPC, UNKNOWN_TASK, interfaces
 from interlink.check._a2a_runner import Ctx, Fail, Skip, case, expect_code, text
 from interlink.check._a2a_wire import Json, Reply

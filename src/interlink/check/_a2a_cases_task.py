@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import re
 
+from interlink.a2a import ValidationError, decode
 from interlink.a2a import types as t
-from interlink.a2a._codec import ValidationError, decode
 from interlink.check._a2a_cases_card import UNKNOWN_TASK
 from interlink.check._a2a_runner import (
     INTERRUPTED,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import msgspec
 
+from interlink.acp import convert
 from interlink.acp import schema as s
-from interlink.acp._codec import convert
 from interlink.check._acp_cases_rpc import DECISIONS, error_code, expect_error
 from interlink.check._acp_runner import (
     Ctx,

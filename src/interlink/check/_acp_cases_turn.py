@@ -10,8 +10,8 @@ import asyncio
 
 import msgspec
 
+from interlink.acp import convert
 from interlink.acp import schema as s
-from interlink.acp._codec import convert
 from interlink.check._acp_cases_rpc import error_code, expect_error
 from interlink.check._acp_runner import Ctx, Fail, Skip, case, short
 from interlink.check._report import Level

@@ -60,10 +60,9 @@ def run(args: argparse.Namespace) -> int:
 
     import httpx
 
-    from interlink.check import selected
-    from interlink.check._a2a_runner import Options, load_cases, run_check
+    from interlink.check import A2AOptions, a2a_cases, run_a2a_check, selected
 
-    cases = load_cases()
+    cases = a2a_cases()
     if args.list:
         return list_cases(entry.case for entry in cases)
     if not args.url:
@@ -76,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         return _usage(f"not an http(s) URL: {args.url!r}")
     if args.jobs < 1 or args.timeout <= 0:
         return _usage("--jobs and --timeout must be positive")
-    options = Options(
+    options = A2AOptions(
         url=str(url),
         timeout=args.timeout,
         prompt=args.prompt,
@@ -87,5 +86,5 @@ def run(args: argparse.Namespace) -> int:
     )
     if not any(selected(e.case, args.only) for e in cases):
         return _usage(f"--only {' '.join(args.only)} selects no case (see --list)")
-    report = asyncio.run(run_check(options))
+    report = asyncio.run(run_a2a_check(options))
     return write_report(report, args)

@@ -83,7 +83,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _public_url(text: str) -> str:
-    from interlink.a2a._card import InvalidAgentURL, checked_url
+    from interlink.a2a import InvalidAgentURL, checked_url
 
     try:
         checked_url(text, "public URL")
@@ -145,9 +145,15 @@ def run_db(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from interlink.a2a import A2AApp, StoreError, default_store_path, open_store, with_interface
-    from interlink.a2a._replicas import SharedStore
-    from interlink.a2a._store_sqlite import SqliteTaskStore
+    from interlink.a2a import (
+        A2AApp,
+        SharedStore,
+        SqliteTaskStore,
+        StoreError,
+        default_store_path,
+        open_store,
+        with_interface,
+    )
     from interlink.cli._a2a_uvicorn import StreamingServer, config
 
     try:

@@ -57,11 +57,10 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
     import shlex
 
-    from interlink.check._acp_runner import Options, load_cases, run_check
-    from interlink.check._wire import Launch
+    from interlink.check import AcpOptions, Launch, acp_cases, run_acp_check
 
     if args.list:
-        return list_cases(entry.case for entry in load_cases())
+        return list_cases(entry.case for entry in acp_cases())
     command = list(args.agent)
     if command[:1] == ["--"]:
         command = command[1:]
@@ -80,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     cwd = os.path.abspath(args.cwd or os.getcwd())
     if shutil.which(command[0]) is None:
         return _usage(f"command not found: {command[0]}")
-    options = Options(
+    options = AcpOptions(
         launch=Launch(command, env),  # started here, as an editor would from its project
         session_cwd=cwd,
         timeout=args.timeout,
@@ -92,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         only=args.only,
     )
-    report = asyncio.run(run_check(options, shlex.join(command)))
+    report = asyncio.run(run_acp_check(options, shlex.join(command)))
     if not report.results:
         return _usage(f"--only {' '.join(args.only)} selects no case (see --list)")
     return write_report(report, args)

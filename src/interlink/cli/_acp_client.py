@@ -38,10 +38,8 @@ from interlink.cli._terminal import LineReader, Style, colors
 if TYPE_CHECKING:  # imported where used, so that `interlink --version` stays fast
     import asyncio
 
-    from interlink.acp import ClientSideConnection
+    from interlink.acp import ClientSideConnection, LocalClient, WireTap
     from interlink.acp import schema as s
-    from interlink.acp._local import LocalClient
-    from interlink.acp._process import WireTap
 
 __all__ = ["add_parser", "run"]
 
@@ -207,7 +205,7 @@ class _Session:
         self.quit.set()
 
     async def _permission(self, request: s.RequestPermissionRequest) -> str | None:
-        from interlink.acp._local import allow_first, reject_first
+        from interlink.acp import allow_first, reject_first
 
         if self.lines is not None:
             self.lines.write(request)
@@ -298,8 +296,7 @@ class _Session:
     async def main(self, command: list[str], cwd: str) -> int:
         import asyncio
 
-        from interlink.acp import spawn_agent
-        from interlink.acp._local import LocalClient
+        from interlink.acp import LocalClient, spawn_agent
 
         forward = _stderr_forwarder()
         loop = asyncio.get_running_loop()

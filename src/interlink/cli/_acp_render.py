@@ -75,8 +75,8 @@ class Renderer:
         self.update(notification.update)
 
     def update(self, update: object) -> None:
+        from interlink.acp import content_text
         from interlink.acp import schema as s
-        from interlink.acp._transcript import content_text
 
         if isinstance(update, s.AgentMessageChunk | s.AgentThoughtChunk | s.UserMessageChunk):
             kind = type(update).__name__
@@ -123,8 +123,8 @@ class Renderer:
                 self._tool_content(item)
 
     def _tool_content(self, item: object) -> None:
+        from interlink.acp import content_text
         from interlink.acp import schema as s
-        from interlink.acp._transcript import content_text
 
         if isinstance(item, s.Content):
             lines = content_text(item.content).splitlines()

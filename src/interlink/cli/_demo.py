@@ -13,8 +13,7 @@ import time
 
 import msgspec
 
-from interlink.aio import Connection
-from interlink.aio._stdio import open_stdio
+from interlink.aio import Connection, open_stdio
 from interlink.jsonrpc import NotificationType, Profile, RequestType, RpcError
 
 
