@@ -23,11 +23,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "interlink", "a2a"]
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-CTTY = (
-    "import fcntl, os, sys, termios; os.setsid(); fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
-    "os.execvp(sys.argv[1], sys.argv[1:])"
-)
 TIMEOUT = 60
 
 
@@ -136,58 +131,3 @@ def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
     assert len(lines) == 1, done.stderr
     assert "Traceback" not in done.stderr
     return lines[0]
-
-
-class Terminal:
-    """The command on a pseudo-terminal: `expect` waits (bounded) for text on its screen."""
-
-    def __init__(self, *args: str) -> None:
-        master, slave = os.openpty()
-        env = {k: v for k, v in env_without_credentials().items() if k != "NO_COLOR"} | {
-            "TERM": "xterm"
-        }
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", CTTY, *CLI, *args],
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            cwd=ROOT,
-            env=env,
-        )
-        os.close(slave)
-        self.master = master
-        self.raw = b""
-        self.pos = 0
-
-    @property
-    def screen(self) -> str:
-        return ANSI.sub("", self.raw.decode(errors="replace")).replace("\r\n", "\n")
-
-    def expect(self, text: str, timeout: float = 20) -> None:
-        deadline = time.monotonic() + timeout
-        while (found := self.screen.find(text, self.pos)) < 0:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise AssertionError(f"{text!r} not seen; screen:\n{self.screen}")
-            ready, _, _ = select.select([self.master], [], [], remaining)
-            if ready:
-                try:
-                    data = os.read(self.master, 65536)
-                except OSError:  # EIO: the command closed the terminal
-                    data = b""
-                if not data:
-                    raise AssertionError(f"{text!r} not seen before exit; screen:\n{self.screen}")
-                self.raw += data
-        self.pos = found + len(text)
-
-    def send(self, data: bytes) -> None:
-        os.write(self.master, data)
-
-    def exit_code(self) -> int:
-        return self.process.wait(timeout=20)
-
-    def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=20)
-        os.close(self.master)

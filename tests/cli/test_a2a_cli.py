@@ -22,7 +22,6 @@ from tests.cli.a2a_harness import (
     CLI,
     ROOT,
     TIMEOUT,
-    Terminal,
     a2a,
     env_without_credentials,
     free_port,
@@ -31,6 +30,7 @@ from tests.cli.a2a_harness import (
     one_error_line,
     serve,
 )
+from tests.terminal import Terminal
 
 pytestmark = pytest.mark.e2e
 
@@ -56,7 +56,7 @@ def terminal() -> Iterator[list[Terminal]]:
 
 
 def run_on_terminal(opened: list[Terminal], *args: str) -> Terminal:
-    term = Terminal(*args)
+    term = Terminal([*CLI, *args], cwd=ROOT, env=env_without_credentials())
     opened.append(term)
     return term
 

@@ -15,7 +15,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,15 +25,10 @@ from interlink.acp import schema as s
 from interlink.cli._acp_render import Renderer, WireLog
 from interlink.cli._terminal import Style
 from tests.interop.conftest import PEERS, TS_SDK_DIR, _unavailable
+from tests.terminal import Terminal
 
 AGENT = str(Path(__file__).resolve().parents[2] / "examples" / "acp_agent.py")
 CLIENT = [sys.executable, "-m", "interlink", "acp", "client"]
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-# Start a new session whose controlling terminal is the pty on stdin, then exec.
-CTTY = (
-    "import fcntl, os, sys, termios; os.setsid(); fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
-    "os.execvp(sys.argv[1], sys.argv[1:])"
-)
 
 pytestmark = pytest.mark.e2e
 
@@ -263,63 +257,15 @@ def test_the_wire_log_frames_lines_across_chunks_and_bounds_each() -> None:
     ]
 
 
-class Terminal:
-    """The client on a pseudo-terminal: `expect` waits (bounded) for text on its screen."""
-
-    def __init__(self, cwd: Path, agent: list[str] | None = None) -> None:
-        master, slave = os.openpty()
-        env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"} | {"TERM": "xterm"}
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", CTTY, *CLIENT, "--", *(agent or [sys.executable, AGENT])],
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            cwd=cwd,
-            env=env,
-        )
-        os.close(slave)
-        self.master = master
-        self.raw = b""
-        self.pos = 0
-
-    @property
-    def screen(self) -> str:
-        return ANSI.sub("", self.raw.decode(errors="replace")).replace("\r\n", "\n")
-
-    def expect(self, text: str, timeout: float = 20) -> None:
-        deadline = time.monotonic() + timeout
-        while (found := self.screen.find(text, self.pos)) < 0:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise AssertionError(f"{text!r} not seen; screen:\n{self.screen}")
-            ready, _, _ = select.select([self.master], [], [], remaining)
-            if ready:
-                try:
-                    data = os.read(self.master, 65536)
-                except OSError:  # EIO: the client closed the terminal
-                    data = b""
-                if not data:
-                    raise AssertionError(f"{text!r} not seen before exit; screen:\n{self.screen}")
-                self.raw += data
-        self.pos = found + len(text)
-
-    def send(self, data: bytes) -> None:
-        os.write(self.master, data)
-
-    def exit_code(self) -> int:
-        return self.process.wait(timeout=20)
-
-    def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=20)
-        os.close(self.master)
+def client_terminal(cwd: Path, agent: list[str] | None = None) -> Terminal:
+    """The client, talking to `agent` (default: the example agent), on a terminal."""
+    return Terminal([*CLIENT, "--", *(agent or [sys.executable, AGENT])], cwd=cwd)
 
 
 @pytest.fixture
 def terminal(tmp_path: Path) -> Iterator[Terminal]:
     (tmp_path / "notes.txt").write_text("from the pty\n")
-    term = Terminal(tmp_path)
+    term = client_terminal(tmp_path)
     try:
         term.expect("Ctrl-D quits")
         term.expect("> ")
@@ -416,7 +362,7 @@ def wait_gone(pid: int, timeout: float = 20) -> None:
 def test_ctrl_c_cancels_a_node_agents_turn_through_the_protocol_only(
     tmp_path: Path, ts_agent: list[str]
 ) -> None:
-    term = Terminal(tmp_path, ts_agent)
+    term = client_terminal(tmp_path, ts_agent)
     try:
         term.expect("Ctrl-D quits")
         term.expect("> ")
@@ -557,10 +503,7 @@ def test_a_client_ended_by_a_signal_closes_an_agent_that_outlives_stdin_eof(
             agent_pid = int(pid_file.read_text())
             client.send_signal(signum)
             assert client.wait(timeout=20) == 128 + signum
-            deadline = time.monotonic() + 5  # (it is gone once the client has exited)
-            while _alive(agent_pid) and time.monotonic() < deadline:
-                time.sleep(0.02)
-            assert not _alive(agent_pid), "the agent was left running"
+            wait_gone(agent_pid, timeout=5)  # (it is gone once the client has exited)
         finally:
             if client.poll() is None:
                 client.kill()
