@@ -25,6 +25,7 @@ from interlink.a2a._store import TaskRow
 from interlink.a2a._store_memory import MemoryTaskStore
 from tests.a2a.agents import Scripted, card, message
 from tests.a2a.conftest import VERSION, Json, Served
+from tests.a2a.subscriptions import attached
 
 Serve = Callable[[A2AApp], Awaitable[Served]]
 
@@ -530,17 +531,6 @@ async def test_an_inline_push_config_is_listed_with_its_task(server: Served) -> 
 
 
 # -- SubscribeToTask and Last-Event-ID ----------------------------------------------------
-
-
-async def attached(server: Served, task_id: object, count: int) -> None:
-    """Until `count` streams are attached to the task."""
-    key = ("", str(task_id))
-    async with asyncio.timeout(5):
-        while True:
-            live = server.app.server.live.get(key)
-            if live is not None and len(live.subscriptions) >= count:
-                return
-            await asyncio.sleep(0.005)  # no event says "subscribed"
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,7 @@ from interlink.a2a import types as t
 from interlink.jsonrpc import RpcError
 from tests.a2a.agents import Scripted, card, message
 from tests.a2a.conftest import VERSION, Json, Served
+from tests.a2a.subscriptions import attached
 
 Serve = Callable[[A2AApp], Awaitable[Served]]
 
@@ -315,7 +316,7 @@ async def test_subscribe(server: Served, agent: Scripted) -> None:
     subscribers = [
         asyncio.create_task(server.stream("SubscribeToTask", {"id": task["id"]})) for _ in range(3)
     ]
-    await asyncio.sleep(0.1)  # let the three streams attach; correctness is asserted below
+    await attached(server, task["id"], 3)
     agent.release.set()
     streams = await asyncio.gather(*subscribers)
     for events in streams:
@@ -336,10 +337,7 @@ async def test_subscribe_resumes_after_last_event_id(server: Served, agent: Scri
     resumed = asyncio.create_task(
         server.stream("SubscribeToTask", {"id": task["id"]}, {"Last-Event-ID": "1"})
     )
-    live = server.app.server.live[("", str(task["id"]))]
-    async with asyncio.timeout(10):  # both attached before the task completes
-        while len(live.subscriptions) < 2:  # noqa: ASYNC110 - no event says "subscribed"
-            await asyncio.sleep(0.005)
+    await attached(server, task["id"], 2)  # both attached before the task completes
     agent.release.set()
     # a fresh subscriber: the snapshot (as of event 2), then the live event 3
     assert [event_id for event_id, _ in await fresh] == ["2", "3"]
@@ -515,7 +513,7 @@ async def test_a_stream_that_stops_reading_is_cut_off_without_slowing_the_others
         async with stalled.stream("POST", server.url, json=body, headers=VERSION) as response:
             assert response.status_code == 200
             reader = asyncio.create_task(server.stream("SubscribeToTask", {"id": task["id"]}))
-            await asyncio.sleep(0.1)  # both streams attached before the agent starts
+            await attached(server, task["id"], 2)  # both, before the agent starts
             agent.release.set()
             events = await reader  # a client that reads gets every event to the end
             assert len(events) == 1 + 300 + 1
