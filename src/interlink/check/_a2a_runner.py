@@ -2,11 +2,12 @@
 
 A case is an async function registered with `@case(...)` with its metadata (id, title,
 level, the section and sentence it checks). It is given a `Ctx`: the options, the card
-as fetched, the JSON-RPC endpoint chosen from it, and helpers that send raw requests
-and create the tasks it needs (each case makes its own, except the one completed task
-that read-only cases share). A case returns what it saw (PASS) or raises `Fail` or
-`Skip`. A server that does not answer in time, or drops the connection, is a FAIL that
-names the wait; any other exception is an ERROR: the checker broke, not the server.
+as fetched, the interfaces chosen from it (JSON-RPC; HTTP+JSON when declared), and
+helpers that send raw requests and create the tasks it needs (each case makes its own,
+except the one completed task that read-only cases share). A case returns what it saw
+(PASS) or raises `Fail` or `Skip`. A server that does not answer in time, or drops the
+connection, is a FAIL that names the wait; any other exception is an ERROR: the checker
+broke, not the server.
 
 Cases run `jobs` at a time; each is bounded as a whole, so a run always ends.
 """

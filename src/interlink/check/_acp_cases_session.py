@@ -1,6 +1,6 @@
-"""Cases of initialisation (version negotiation, the gate, capabilities), sessions (new,
-load, resume, list, close, delete, as advertised), modes, config options and
-authentication."""
+"""Cases of initialisation (version negotiation, the gate, capabilities), authentication
+and sessions (new, load, resume, list, close, delete, as advertised). Modes and config
+options: `_acp_cases_config`."""
 
 from __future__ import annotations
 

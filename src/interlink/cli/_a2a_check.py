@@ -1,9 +1,9 @@
 """`interlink a2a check [options] URL`: does an A2A server follow A2A 1.0?
 
-Fetches the agent card at URL's origin, checks it, then checks the JSON-RPC interface it
-declares with raw HTTP and prints the report (text, `--json`, `--junit FILE`). Only
-URL's origin and loopback are contacted. Exit status: 0 when no MUST case failed
-(`--strict`: no SHOULD either), 1 otherwise, 2 for bad usage.
+Fetches the agent card at URL's origin, checks it, then checks the interfaces it declares
+(JSON-RPC, and HTTP+JSON when declared) with raw HTTP and prints the report (text,
+`--json`, `--junit FILE`). Only URL's origin and loopback are contacted. Exit status: 0
+when no MUST case failed (`--strict`: no SHOULD either), 1 otherwise, 2 for bad usage.
 """
 
 from __future__ import annotations

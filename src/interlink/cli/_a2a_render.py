@@ -1,4 +1,5 @@
-"""What `interlink a2a` shows a person: agent cards, tasks, tables and live task streams.
+"""What `interlink a2a` shows a person: agent cards, tasks and live task streams (the
+table of `tasks` is `_a2a_table`).
 
 `Screen` writes to the terminal: inline text, whole lines, a spinner on the line below
 the output while the agent works (only when it is enabled, i.e. on a terminal), and a

@@ -11,7 +11,8 @@ and a second one quits; at the prompt it quits. The agent runs in a session of i
 only this process and the agent learns of it through the protocol alone. For the same
 reason SIGTERM and SIGHUP (the terminal closed) quit as Ctrl-D does, closing the agent
 (stdin EOF, then terminate) before exiting with 128 + the signal's number.
-Plain ANSI when stdout is a terminal and `NO_COLOR` is unset, plain text otherwise.
+Plain ANSI when the person's stream (stdout; stderr under `--json`) is a terminal and
+`NO_COLOR` is unset or empty, plain text otherwise.
 
 For scripts and debugging: `--json` puts one ACP wire-form JSON line per event on stdout
 (what a person would read goes to stderr), `--verbose` shows the JSON-RPC traffic on

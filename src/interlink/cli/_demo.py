@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from asyncio.subprocess import PIPE
 
 import msgspec
 
@@ -57,19 +58,20 @@ async def _serve() -> None:
         await conn.wait_closed()
 
 
-async def _client(requests: int) -> int:
+async def _child() -> tuple[asyncio.subprocess.Process, asyncio.StreamWriter, asyncio.StreamReader]:
+    """A calculator child process: it, its stdin and its stdout."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "interlink.cli._demo",
-        "serve",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
+        sys.executable, "-m", "interlink.cli._demo", "serve", stdin=PIPE, stdout=PIPE
     )
     assert proc.stdin is not None
     assert proc.stdout is not None
+    return proc, proc.stdin, proc.stdout
+
+
+async def _client(requests: int) -> int:
+    proc, stdin, stdout = await _child()
     print(f"JSON-RPC 2.0 over the stdin/stdout pipes of a child process (pid {proc.pid})")
-    conn = Connection(proc.stdout, proc.stdin, profile=PROFILE, name="demo")
+    conn = Connection(stdout, stdin, profile=PROFILE, name="demo")
     ticks: list[int] = []
 
     async def tick(p: Countdown) -> None:
@@ -97,19 +99,10 @@ async def _client(requests: int) -> int:
             f"({requests / elapsed:,.0f} round trips/s)"
         )
     # A malformed line straight onto the pipe: answered with -32700, the child lives on.
-    proc2 = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "interlink.cli._demo",
-        "serve",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-    )
-    assert proc2.stdin is not None
-    assert proc2.stdout is not None
-    proc2.stdin.write(b'{oops\n{"jsonrpc":"2.0","id":1,"method":"add","params":{"a":1,"b":1}}\n')
-    proc2.stdin.close()
-    for line in (await proc2.stdout.read()).splitlines():
+    proc2, stdin2, stdout2 = await _child()
+    stdin2.write(b'{oops\n{"jsonrpc":"2.0","id":1,"method":"add","params":{"a":1,"b":1}}\n')
+    stdin2.close()
+    for line in (await stdout2.read()).splitlines():
         print(f"  raw reply           <- {line.decode()}")
     codes = [await proc.wait(), await proc2.wait()]
     print(f"children exited with {codes} after stdin EOF")
