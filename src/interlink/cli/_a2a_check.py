@@ -9,9 +9,8 @@ when no MUST case failed (`--strict`: no SHOULD either), 1 otherwise, 2 for bad 
 from __future__ import annotations
 
 import argparse
-import sys
 
-from interlink.cli._check_report import add_report_options, list_cases, write_report
+from interlink.cli._check_report import add_report_options, list_cases, usage, write_report
 
 __all__ = ["add_parser", "run"]
 
@@ -23,7 +22,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "check",
         help="check that an A2A server follows the protocol",
         description="Fetch the agent card at URL's origin (/.well-known/agent-card.json) and "
-        "check it, then speak raw JSON-RPC and SSE to the interface it declares: each "
+        "check it, then speak raw HTTP and SSE to each interface it declares (JSON-RPC, "
+        "HTTP+JSON): each "
         "method's answers and errors, version and extension negotiation, streams, "
         "ListTasks pagination, historyLength, cancel, push configs and a delivery to a "
         "loopback webhook the checker runs. Each case cites the spec's sentence and its "
@@ -50,11 +50,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_report_options(check, timeout_help="each request, seconds (10)")
 
 
-def _usage(message: str) -> int:
-    print(f"{_PROG}: {message}", file=sys.stderr)
-    return 2
-
-
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
@@ -66,15 +61,15 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         return list_cases(entry.case for entry in cases)
     if not args.url:
-        return _usage("give the agent's URL (e.g. http://127.0.0.1:8000/)")
+        return usage(_PROG, "give the agent's URL (e.g. http://127.0.0.1:8000/)")
     try:
         url = httpx.URL(args.url)
     except httpx.InvalidURL as exc:
-        return _usage(f"not a URL: {args.url!r} ({exc})")
+        return usage(_PROG, f"not a URL: {args.url!r} ({exc})")
     if url.scheme not in ("http", "https") or not url.host:
-        return _usage(f"not an http(s) URL: {args.url!r}")
+        return usage(_PROG, f"not an http(s) URL: {args.url!r}")
     if args.jobs < 1 or args.timeout <= 0:
-        return _usage("--jobs and --timeout must be positive")
+        return usage(_PROG, "--jobs and --timeout must be positive")
     options = A2AOptions(
         url=str(url),
         timeout=args.timeout,
@@ -85,6 +80,6 @@ def run(args: argparse.Namespace) -> int:
         only=args.only,
     )
     if not any(selected(e.case, args.only) for e in cases):
-        return _usage(f"--only {' '.join(args.only)} selects no case (see --list)")
+        return usage(_PROG, f"--only {' '.join(args.only)} selects no case (see --list)")
     report = asyncio.run(run_a2a_check(options))
     return write_report(report, args)

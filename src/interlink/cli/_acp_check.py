@@ -10,9 +10,8 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import sys
 
-from interlink.cli._check_report import add_report_options, list_cases, write_report
+from interlink.cli._check_report import add_report_options, list_cases, usage, write_report
 
 __all__ = ["add_parser", "run"]
 
@@ -48,11 +47,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     check.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- AGENT_CMD [ARGS...]")
 
 
-def _usage(message: str) -> int:
-    print(f"{_PROG}: {message}", file=sys.stderr)
-    return 2
-
-
 def run(args: argparse.Namespace) -> int:
     import asyncio
     import shlex
@@ -65,20 +59,20 @@ def run(args: argparse.Namespace) -> int:
     if command[:1] == ["--"]:
         command = command[1:]
     if not command:
-        return _usage("give the agent's command after --")
+        return usage(_PROG, "give the agent's command after --")
     if args.cwd is not None and not os.path.isdir(args.cwd):
-        return _usage(f"not a directory: {args.cwd}")
+        return usage(_PROG, f"not a directory: {args.cwd}")
     if args.jobs < 1 or args.timeout <= 0 or args.startup <= 0:
-        return _usage("--jobs, --timeout and --startup must be positive")
+        return usage(_PROG, "--jobs, --timeout and --startup must be positive")
     env: dict[str, str] = {}
     for item in args.env:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            return _usage(f"--env takes KEY=VALUE, not {item!r}")
+            return usage(_PROG, f"--env takes KEY=VALUE, not {item!r}")
         env[key] = value
     cwd = os.path.abspath(args.cwd or os.getcwd())
     if shutil.which(command[0]) is None:
-        return _usage(f"command not found: {command[0]}")
+        return usage(_PROG, f"command not found: {command[0]}")
     options = AcpOptions(
         launch=Launch(command, env),  # started here, as an editor would from its project
         session_cwd=cwd,
@@ -93,5 +87,5 @@ def run(args: argparse.Namespace) -> int:
     )
     report = asyncio.run(run_acp_check(options, shlex.join(command)))
     if not report.results:
-        return _usage(f"--only {' '.join(args.only)} selects no case (see --list)")
+        return usage(_PROG, f"--only {' '.join(args.only)} selects no case (see --list)")
     return write_report(report, args)
