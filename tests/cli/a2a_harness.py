@@ -36,21 +36,27 @@ def free_port() -> int:
         return port
 
 
-def read_line(proc: subprocess.Popen[bytes], timeout: float = 30) -> str:
-    """The first line `proc` writes on stdout ("" if it closes stdout first)."""
+def read_until(proc: subprocess.Popen[bytes], end: bytes, timeout: float = 30) -> bytes:
+    """What `proc` writes on stdout up to and with `end` (less if it closes stdout first);
+    read a byte at a time, so nothing after `end` is taken."""
     assert proc.stdout is not None
     fd, got = proc.stdout.fileno(), b""
     deadline = time.monotonic() + timeout
-    while not got.endswith(b"\n"):
+    while not got.endswith(end):
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise AssertionError(f"no line from {proc.args!r} in {timeout} s: {got!r}")
+            raise AssertionError(f"{end!r} not seen from {proc.args!r} in {timeout} s: {got!r}")
         if select.select([fd], [], [], remaining)[0]:
             chunk = os.read(fd, 1)
             if not chunk:
                 break
             got += chunk
-    return got.decode()
+    return got
+
+
+def read_line(proc: subprocess.Popen[bytes], timeout: float = 30) -> str:
+    """The first line `proc` writes on stdout ("" if it closes stdout first)."""
+    return read_until(proc, b"\n", timeout).decode()
 
 
 @contextlib.contextmanager

@@ -6,13 +6,10 @@ subprocesses against a live `interlink a2a serve` of the example agent, non-inte
 from __future__ import annotations
 
 import json
-import os
 import re
-import select
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +25,7 @@ from tests.cli.a2a_harness import (
     header_ids,
     json_lines,
     one_error_line,
+    read_until,
     serve,
 )
 from tests.terminal import Terminal
@@ -271,17 +269,8 @@ def test_sigint_without_a_terminal_cancels(url: str) -> None:
         stderr=subprocess.PIPE,
         env=env_without_credentials(),
     ) as proc:
-        assert proc.stdout is not None
-        seen = b""
-        deadline = time.monotonic() + 20
-        while b"1/30 s done" not in seen:
-            remaining = deadline - time.monotonic()
-            assert remaining > 0, seen
-            ready, _, _ = select.select([proc.stdout], [], [], remaining)
-            if ready:
-                chunk = os.read(proc.stdout.fileno(), 65536)
-                assert chunk, seen
-                seen += chunk
+        seen = read_until(proc, b"1/30 s done", 20)
+        assert seen.endswith(b"1/30 s done"), seen
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=TIMEOUT)
     assert proc.returncode == 1
