@@ -13,16 +13,13 @@ import os
 import re
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from tests.cli.a2a_harness import free_port
+from tests.serving import card_served, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -59,14 +56,6 @@ def run(code: str, *paths: Path) -> str:
     return done.stdout
 
 
-def card_answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + ".well-known/agent-card.json", timeout=1) as resp:
-            return bool(resp.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
-
-
 @contextmanager
 def served(cmd: list[str], url: str, cwd: Path) -> Iterator[str]:
     """`cmd` running until the card at `url` answers; stopped afterwards."""
@@ -79,13 +68,10 @@ def served(cmd: list[str], url: str, cwd: Path) -> Iterator[str]:
         stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + 30
-        while not card_answers(url):  # another process: polled, with a deadline
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                _, err = proc.communicate(timeout=10)
-                pytest.fail(f"{cmd} did not serve {url}:\n{err.decode()}")
-            time.sleep(0.1)
+        if not card_served(proc, url):
+            proc.kill()
+            _, err = proc.communicate(timeout=10)
+            pytest.fail(f"{cmd} did not serve {url}:\n{err.decode()}")
         yield url
     finally:
         proc.terminate()

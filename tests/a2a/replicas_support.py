@@ -14,7 +14,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -24,6 +23,8 @@ from typing import Any
 
 import asyncpg
 import httpx
+
+from tests.serving import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = "tests/a2a/replica_agent.py:app"
@@ -42,13 +43,6 @@ def _kill_leftovers() -> None:
     for pid in list(_running):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def store_url(pg_url: str, schema: str) -> str:

@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import os
 import signal
-import socket
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,16 +15,10 @@ import httpx
 import pytest
 
 from tests.a2a.conftest import VERSION
+from tests.serving import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.e2e
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @contextlib.asynccontextmanager

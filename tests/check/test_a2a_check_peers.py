@@ -16,7 +16,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,10 +27,10 @@ from tests.interop.a2a.conftest import (
     ROOT,
     a2a_js_sdk,  # noqa: F401 (a fixture)
     a2a_py_sdk,  # noqa: F401 (a fixture)
-    free_port,
     serve,
 )
-from tests.interop.a2a.test_our_client import _answers, peer  # noqa: F401 (a fixture)
+from tests.interop.a2a.test_our_client import peer  # noqa: F401 (a fixture)
+from tests.serving import card_served, free_port
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(180)]
 
@@ -189,11 +188,7 @@ def two_bindings() -> Iterator[str]:
     cmd = [sys.executable, "-m", "tests.check.a2a_peer_two_bindings", str(port)]
     proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        deadline = time.monotonic() + 30
-        while not _answers(url):
-            assert proc.poll() is None, f"{cmd} exited {proc.returncode}"
-            assert time.monotonic() < deadline, f"{cmd} did not serve its card in 30 s"
-            time.sleep(0.1)
+        assert card_served(proc, url), f"{cmd} did not serve its card in 30 s ({proc.poll()=})"
         yield url
     finally:
         os.killpg(proc.pid, signal.SIGTERM)

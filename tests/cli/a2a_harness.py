@@ -10,7 +10,6 @@ import os
 import re
 import select
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -21,19 +20,14 @@ from typing import Any
 
 import pytest
 
+from tests.serving import free_port as free_port  # (for the tests that import it here)
+
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "interlink", "a2a"]
 TIMEOUT = 60
 
 
 # -- the server ----------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def read_until(proc: subprocess.Popen[bytes], end: bytes, timeout: float = 30) -> bytes:

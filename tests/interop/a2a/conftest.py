@@ -17,14 +17,11 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -33,10 +30,11 @@ from typing import IO, Any, Literal
 
 import pytest
 
+from tests.serving import card_served, free_port
+
 ROOT = Path(__file__).resolve().parents[3]
 PEERS = Path(__file__).resolve().parent / "peers"
 AGENT_TARGET = "examples/a2a_agent.py:app"
-CARD_PATH = "/.well-known/agent-card.json"
 PY_SDK_PIN = "a2a-sdk==1.3.0"
 JS_SDK_PIN = "@a2a-js/sdk@1.3.0"
 JS_SDK_DIR = PEERS / "node_modules" / "@a2a-js" / "sdk"
@@ -78,13 +76,6 @@ def a2a_js_sdk() -> PeerKind:
 # -- the server under test ------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @dataclass
 class A2AServer:
     """A running ``interlink a2a serve``; ``url`` is its JSON-RPC endpoint (and card base)."""
@@ -98,14 +89,6 @@ class A2AServer:
         with open(self.stderr_file.name, "rb") as fh:
             data = fh.read()
         return data[-limit:].decode("utf-8", "replace")
-
-
-def _card_answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url.rstrip("/") + CARD_PATH, timeout=1) as resp:
-            return bool(resp.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
 
 
 @contextlib.contextmanager
@@ -139,21 +122,16 @@ def serve(extra_args: Sequence[str] = ()) -> Iterator[A2AServer]:
         )
         server = A2AServer(url=url, proc=proc, stderr_file=stderr_file)
         try:
-            deadline = time.monotonic() + STARTUP_TIMEOUT
-            while not _card_answers(url):
-                if proc.poll() is not None:
-                    pytest.fail(
-                        f"server exited {proc.returncode} before serving its card: {cmd}\n"
-                        f"--- server stderr\n{server.stderr_tail()}",
-                        pytrace=False,
-                    )
-                if time.monotonic() > deadline:
-                    pytest.fail(
-                        f"server card not up within {STARTUP_TIMEOUT} s: {cmd}\n"
-                        f"--- server stderr\n{server.stderr_tail()}",
-                        pytrace=False,
-                    )
-                time.sleep(0.1)
+            if not card_served(proc, url, STARTUP_TIMEOUT):
+                how = (
+                    f"exited {proc.returncode} before serving its card"
+                    if proc.poll() is not None
+                    else f"card not up within {STARTUP_TIMEOUT} s"
+                )
+                pytest.fail(
+                    f"server {how}: {cmd}\n--- server stderr\n{server.stderr_tail()}",
+                    pytrace=False,
+                )
             yield server
         finally:
             if proc.poll() is None:

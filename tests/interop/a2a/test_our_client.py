@@ -14,9 +14,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
@@ -24,7 +21,8 @@ import pytest
 from interlink.a2a import TaskNotCancelable, TaskNotFound, UnsupportedOperation, _card
 from interlink.a2a import types as t
 from interlink.a2a._client import A2AClient, StreamEvent
-from tests.interop.a2a.conftest import CARD_PATH, PEERS, ROOT, PeerKind, free_port
+from tests.interop.a2a.conftest import PEERS, ROOT, PeerKind
+from tests.serving import card_served, free_port
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
 COMPLETED = t.TaskState.TASK_STATE_COMPLETED
@@ -42,12 +40,9 @@ def peer(request: pytest.FixtureRequest) -> Iterator[str]:
     with tempfile.TemporaryFile() as log:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=log, start_new_session=True)
         try:
-            deadline = time.monotonic() + 30
-            while not _answers(url):
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    pytest.fail(f"peer server did not start: {cmd}\n{log.read().decode()}")
-                time.sleep(0.1)
+            if not card_served(proc, url):
+                log.seek(0)
+                pytest.fail(f"peer server did not start: {cmd}\n{log.read().decode()}")
             _card.clear_card_cache()
             yield url
         finally:
@@ -58,14 +53,6 @@ def peer(request: pytest.FixtureRequest) -> Iterator[str]:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=10)
-
-
-def _answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url.rstrip("/") + CARD_PATH, timeout=1) as response:
-            return bool(response.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
 
 
 def status_text(payload: object) -> str:
