@@ -27,6 +27,7 @@ __all__ = [
     "CASES",
     "Ctx",
     "Fail",
+    "Launch",
     "Options",
     "Probe",
     "Skip",

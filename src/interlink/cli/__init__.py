@@ -99,19 +99,12 @@ def _run(argv: list[str] | None) -> int:
         from interlink.cli._demo import run
 
         return run(args.requests)
-    if args.command == "acp" and args.acp_command == "serve":
-        return _acp_serve.run(args)
-    if args.command == "acp" and args.acp_command == "client":
-        return _acp_client.run(args)
-    if args.command == "acp" and args.acp_command == "check":
-        return _acp_check.run(args)
-    if args.command == "a2a" and args.a2a_command == "serve":
-        return _a2a_serve.run(args)
-    if args.command == "a2a" and args.a2a_command == "db":
-        return _a2a_serve.run_db(args)
-    if args.command == "a2a" and args.a2a_command == "check":
-        return _a2a_check.run(args)
-    if args.command == "a2a" and args.a2a_command in _a2a_client.COMMANDS:
-        return _a2a_client.run(args)
+    runs = {  # by command, then subcommand
+        "acp": {"serve": _acp_serve.run, "client": _acp_client.run, "check": _acp_check.run},
+        "a2a": {"serve": _a2a_serve.run, "db": _a2a_serve.run_db, "check": _a2a_check.run}
+        | dict.fromkeys(_a2a_client.COMMANDS, _a2a_client.run),
+    }
+    if args.command in runs:
+        return runs[args.command][getattr(args, f"{args.command}_command")](args)
     parser.print_help(sys.stderr)
     return 2

@@ -55,9 +55,10 @@ def run(args: argparse.Namespace) -> int:
 
     import httpx
 
-    from interlink.check import A2AOptions, a2a_cases, run_a2a_check, selected
+    from interlink.check import a2a_checker as checker
+    from interlink.check import selected
 
-    cases = a2a_cases()
+    cases = checker.load_cases()
     if args.list:
         return list_cases(entry.case for entry in cases)
     if not args.url:
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         return usage(_PROG, f"not an http(s) URL: {args.url!r}")
     if args.jobs < 1 or args.timeout <= 0:
         return usage(_PROG, "--jobs and --timeout must be positive")
-    options = A2AOptions(
+    options = checker.Options(
         url=str(url),
         timeout=args.timeout,
         prompt=args.prompt,
@@ -81,5 +82,5 @@ def run(args: argparse.Namespace) -> int:
     )
     if not any(selected(e.case, args.only) for e in cases):
         return usage(_PROG, f"--only {' '.join(args.only)} selects no case (see --list)")
-    report = asyncio.run(run_a2a_check(options))
+    report = asyncio.run(checker.run_check(options))
     return write_report(report, args)

@@ -19,7 +19,7 @@ import textwrap
 from typing import TYPE_CHECKING, Final
 
 from interlink.cli._parser import Parser
-from interlink.cli._terminal import Style  # imported by the CLI anyway: costs nothing
+from interlink.cli._terminal import Style, colors  # imported by the CLI anyway: costs nothing
 
 if TYPE_CHECKING:
     from interlink.a2a import A2AClient
@@ -273,7 +273,7 @@ async def _card(client: A2AClient, args: argparse.Namespace) -> int:
     if args.json:
         print_json(card)
     else:
-        print("\n".join(card_lines(card, Style.of(sys.stdout))))
+        print("\n".join(card_lines(card, Style(colors(sys.stdout)))))
     return OK
 
 
@@ -324,7 +324,7 @@ async def _tasks(client: A2AClient, args: argparse.Namespace) -> int:
         width = shutil.get_terminal_size().columns
     else:
         width = None  # a pipe: whole cells
-    print("\n".join(task_table(found, Style.of(sys.stdout), width)))
+    print("\n".join(task_table(found, Style(colors(sys.stdout)), width)))
     return OK
 
 
@@ -337,7 +337,7 @@ async def _cancel(client: A2AClient, args: argparse.Namespace) -> int:
     if args.json:
         print_json(task)
     else:
-        print("\n".join(task_lines(task, Style.of(sys.stdout))[:2]))
+        print("\n".join(task_lines(task, Style(colors(sys.stdout)))[:2]))
     if task.status.state == t.TaskState.TASK_STATE_CANCELED:
         return OK
     return exit_code_of(task.status.state)

@@ -42,7 +42,7 @@ from interlink.cli._a2a_client import (
     TASK_FAILED,
 )
 from interlink.cli._a2a_render import Screen, TaskView, task_lines
-from interlink.cli._terminal import LineReader, Style
+from interlink.cli._terminal import LineReader, Style, colors
 
 __all__ = ["Session", "exit_code_of"]
 
@@ -87,7 +87,7 @@ class Session:
         self.client = client
         self.args = args
         self.json: bool = args.json
-        self.style = Style.of(sys.stdout)
+        self.style = Style(colors(sys.stdout))
         self.screen = Screen(sys.stdout, self.style, spinner=sys.stdout.isatty() and not self.json)
         self.view = TaskView(None if self.json else self.screen)
         self.interactive = sys.stdin.isatty() and not self.json

@@ -51,10 +51,10 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
     import shlex
 
-    from interlink.check import AcpOptions, Launch, acp_cases, run_acp_check
+    from interlink.check import acp_checker as checker
 
     if args.list:
-        return list_cases(entry.case for entry in acp_cases())
+        return list_cases(entry.case for entry in checker.load_cases())
     command = list(args.agent)
     if command[:1] == ["--"]:
         command = command[1:]
@@ -73,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
     cwd = os.path.abspath(args.cwd or os.getcwd())
     if shutil.which(command[0]) is None:
         return usage(_PROG, f"command not found: {command[0]}")
-    options = AcpOptions(
-        launch=Launch(command, env),  # started here, as an editor would from its project
+    options = checker.Options(
+        launch=checker.Launch(command, env),  # started here, as an editor would from its project
         session_cwd=cwd,
         timeout=args.timeout,
         startup=args.startup,
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         only=args.only,
     )
-    report = asyncio.run(run_acp_check(options, shlex.join(command)))
+    report = asyncio.run(checker.run_check(options, shlex.join(command)))
     if not report.results:
         return usage(_PROG, f"--only {' '.join(args.only)} selects no case (see --list)")
     return write_report(report, args)

@@ -97,7 +97,7 @@ class _Session:
 
         human = sys.stderr if args.json else out  # --json keeps stdout for the lines
         self.args = args
-        self.style = Style.of(human)
+        self.style = Style(colors(human))
         self.render = Renderer(human, self.style)
         self.lines = JsonLines(out) if args.json else None
         self.input = LineReader(sys.stdin.fileno())

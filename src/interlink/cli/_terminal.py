@@ -25,11 +25,6 @@ class Style:
     def __init__(self, color: bool) -> None:
         self.color = color
 
-    @classmethod
-    def of(cls, stream: TextIO) -> Style:
-        """Colours on `stream` when it is a terminal and `NO_COLOR` is unset or empty."""
-        return cls(colors(stream))
-
     def __call__(self, text: str, *codes: str) -> str:
         return f"\x1b[{';'.join(codes)}m{text}\x1b[0m" if self.color and text else text
 
