@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import argparse
 
-from interlink.cli._check_report import add_report_options, list_cases, usage, write_report
+from interlink.cli._check_report import add_report_options, list_cases, write_report
+from interlink.cli._parser import usage
 
 __all__ = ["add_parser", "run"]
 

@@ -11,7 +11,8 @@ import argparse
 import os
 import shutil
 
-from interlink.cli._check_report import add_report_options, list_cases, usage, write_report
+from interlink.cli._check_report import add_report_options, list_cases, write_report
+from interlink.cli._parser import agent_command, usage
 
 __all__ = ["add_parser", "run"]
 
@@ -55,9 +56,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.list:
         return list_cases(entry.case for entry in checker.load_cases())
-    command = list(args.agent)
-    if command[:1] == ["--"]:
-        command = command[1:]
+    command = agent_command(args)
     if not command:
         return usage(_PROG, "give the agent's command after --")
     if args.cwd is not None and not os.path.isdir(args.cwd):

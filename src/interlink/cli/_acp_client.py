@@ -34,6 +34,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Literal, TextIO, TypeVar
 
 from interlink.cli._acp_render import JsonLines, Renderer, WireLog
+from interlink.cli._parser import agent_command, usage
 from interlink.cli._terminal import LineReader, Style, colors
 
 if TYPE_CHECKING:  # imported where used, so that `interlink --version` stays fast
@@ -366,18 +367,13 @@ def run(args: argparse.Namespace) -> int:
     from interlink.acp import AgentExited, ProtocolVersionError
     from interlink.jsonrpc import ConnectionClosed, RpcError
 
-    command = list(args.agent)
-    if command[:1] == ["--"]:
-        command = command[1:]
+    command = agent_command(args)
     if not command:
-        print(f"{_PROG}: give the agent's command after --", file=sys.stderr)
-        return 2
+        return usage(_PROG, "give the agent's command after --")
     if args.init_timeout < 0:
-        print(f"{_PROG}: --init-timeout must not be negative", file=sys.stderr)
-        return 2
+        return usage(_PROG, "--init-timeout must not be negative")
     if args.cwd is not None and not os.path.isdir(args.cwd):
-        print(f"{_PROG}: not a directory: {args.cwd}", file=sys.stderr)
-        return 2
+        return usage(_PROG, f"not a directory: {args.cwd}")
     if isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(errors="replace")
     try:

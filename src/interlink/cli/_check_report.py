@@ -14,7 +14,7 @@ from interlink.cli._terminal import colors
 if TYPE_CHECKING:  # imported where used, so that `interlink --version` stays fast
     from interlink.check import Case, Report
 
-__all__ = ["add_report_options", "list_cases", "usage", "write_report"]
+__all__ = ["add_report_options", "list_cases", "write_report"]
 
 
 def add_report_options(check: argparse.ArgumentParser, *, timeout_help: str) -> None:
@@ -36,12 +36,6 @@ def list_cases(cases: Iterable[Case]) -> int:
     for c in listed:
         print(f"{c.id:<{width}} {c.level.value:<6} {c.title}")
     return 0
-
-
-def usage(prog: str, message: str) -> int:
-    """A usage error: one line on stderr, exit status 2."""
-    print(f"{prog}: {message}", file=sys.stderr)
-    return 2
 
 
 def write_report(report: Report, args: argparse.Namespace) -> int:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import sys
 from typing import Any
 
-__all__ = ["Parser"]
+__all__ = ["Parser", "agent_command", "usage"]
 
 
 class Parser(argparse.ArgumentParser):
@@ -26,3 +27,14 @@ class Parser(argparse.ArgumentParser):
         raise argparse.ArgumentError(
             action, f"invalid choice: {value!r}{hint} (choose from {', '.join(names)})"
         )
+
+
+def usage(prog: str, message: str) -> int:
+    """A usage error: one line on stderr, exit status 2."""
+    print(f"{prog}: {message}", file=sys.stderr)
+    return 2
+
+
+def agent_command(args: argparse.Namespace) -> list[str]:
+    """The agent's command: what follows `--` (argparse keeps the `--` of a REMAINDER)."""
+    return args.agent[1:] if args.agent[:1] == ["--"] else list(args.agent)
