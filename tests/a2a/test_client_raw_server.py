@@ -1,4 +1,4 @@
-"""Review of the A2A client and its command line: odd but valid streams, drops and
+"""The A2A client and its command line on the wire: odd but valid streams, drops and
 resumes, error answers, leaks, and what `interlink a2a ...` says when things go wrong.
 
 Most tests talk to `RawServer`, a hand-written HTTP/1.1 server on 127.0.0.1 whose

@@ -1,4 +1,4 @@
-"""Edge cases of replicas (PostgreSQL) and group commit, found in review, each once a
+"""Replicas (PostgreSQL) and group commit where work changes hands, each case once a
 bug: a write cancelled mid-way, an event refused because the task ended elsewhere, two
 publishers at once, follow-ups and cancels across replicas, lost leases, a take-over
 during shutdown, a task nobody runs, a failed catch-up."""

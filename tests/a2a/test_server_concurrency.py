@@ -1,4 +1,4 @@
-"""Concurrency and lifecycle edge cases of the A2A server (from review): a cancel that
+"""Concurrency and lifecycle of the A2A server: a cancel that
 lands during a store write, concurrent follow-ups, refusals, shutdowns, shared stores."""
 
 from __future__ import annotations
