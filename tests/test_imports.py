@@ -18,7 +18,8 @@ def private_imports(source: str, package: str) -> list[tuple[int, str]]:
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names = [node.module]
+            # (`from interlink.a2a import _card` imports a private module too)
+            names = [f"{node.module}.{alias.name}" for alias in node.names]
         elif isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         else:
@@ -27,7 +28,7 @@ def private_imports(source: str, package: str) -> list[tuple[int, str]]:
             parts = name.split(".")
             if parts[0] != "interlink" or len(parts) < 2 or parts[1] == package:
                 continue
-            if any(part.startswith("_") for part in parts[1:]):
+            if any(part.startswith("_") and not part.startswith("__") for part in parts[1:]):
                 found.append((node.lineno, name))
     return found
 
@@ -50,8 +51,10 @@ def test_the_scan_tells_private_from_public_and_own_from_other() -> None:
         "from interlink.cli._terminal import Style\n"
         "from interlink import __version__\n"
         "from ._parser import Parser\n"
+        "from interlink.a2a import _card, types\n"
     )
     assert private_imports(source, "cli") == [
-        (1, "interlink.aio._stdio"),
+        (1, "interlink.aio._stdio.open_stdio"),
         (2, "interlink.a2a._codec"),
+        (7, "interlink.a2a._card"),
     ]

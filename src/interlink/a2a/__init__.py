@@ -22,7 +22,7 @@ from interlink.a2a._card import (
     select_interface,
 )
 from interlink.a2a._client import A2AClient, Reconnect, StreamEvent, StreamPayload
-from interlink.a2a._codec import ValidationError, decode
+from interlink.a2a._codec import ValidationError, decode, encode
 from interlink.a2a._errors import (
     A2AError,
     A2AHttpError,
@@ -121,4 +121,5 @@ __all__ = [
     "types",
     "ValidationError",
     "decode",
+    "encode",
 ]

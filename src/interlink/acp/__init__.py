@@ -9,7 +9,7 @@ from interlink.acp import methods, schema
 from interlink.acp._agent import Agent, AgentSideConnection
 from interlink.acp._client import Client, ClientSideConnection
 from interlink.acp._client_handle import ClientHandle, TerminalHandle
-from interlink.acp._codec import convert
+from interlink.acp._codec import convert, encode
 from interlink.acp._endpoint import (
     LATEST_PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
@@ -62,6 +62,7 @@ __all__ = [
     "ProtocolVersionError",
     "SessionNotFound",
     "convert",
+    "encode",
     "methods",
     "schema",
 ]

@@ -31,7 +31,7 @@ from interlink.a2a import (
     StreamEvent,
     StreamInterrupted,
     StreamPayload,
-    _codec,
+    encode,
 )
 from interlink.a2a import types as t
 from interlink.cli._a2a_client import (
@@ -70,7 +70,7 @@ def exit_code_of(state: t.TaskState) -> int:
 
 
 def print_json(obj: msgspec.Struct, *, indent: bool = True) -> None:
-    data = _codec.encode(obj)
+    data = encode(obj)
     print((msgspec.json.format(data, indent=2) if indent else data).decode(), flush=True)
 
 

@@ -197,9 +197,9 @@ class JsonLines:
         self.out = out
 
     def write(self, value: object) -> None:
-        from interlink.acp import _codec
+        from interlink.acp import encode
 
-        self.out.write(_codec.encode(value).decode() + "\n")
+        self.out.write(encode(value).decode() + "\n")
         self.out.flush()
 
     async def on_update(self, notification: s.SessionNotification) -> None:
