@@ -20,6 +20,13 @@ from interlink.a2a._card import (
     resolve_card,
     select_interface,
 )
+from interlink.a2a._card_sign import (
+    CardSignatureError,
+    SigningKey,
+    TrustedKeys,
+    sign_card,
+    verify_card,
+)
 from interlink.a2a._client import A2AClient, Reconnect, StreamEvent, StreamPayload
 from interlink.a2a._errors import (
     A2AError,
@@ -86,6 +93,12 @@ __all__ = [
     "A2AClient",
     "CardError",
     "InvalidAgentURL",
+    # signed cards (§8.4)
+    "CardSignatureError",
+    "SigningKey",
+    "TrustedKeys",
+    "sign_card",
+    "verify_card",
     "NoCompatibleInterface",
     "Reconnect",
     "ResolvedCard",
