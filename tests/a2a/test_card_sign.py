@@ -255,6 +255,17 @@ def test_keys_that_are_no_keys_are_refused(tmp_path: Path) -> None:
         SigningKey.load(b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")
 
 
+def test_without_joserfc_signing_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    private, public = pem_pair(tmp_path, "ES256")
+    monkeypatch.setitem(sys.modules, "joserfc", None)
+    for attempt in (lambda: SigningKey.load(private), lambda: TrustedKeys.load(public)):
+        with pytest.raises(CardSignatureError, match=r"pip install 'interlink\[sign\]'") as caught:
+            attempt()
+        assert caught.value.reason == "unavailable"
+
+
 def test_importing_the_package_does_not_import_joserfc() -> None:
     code = "import sys, interlink.a2a; assert 'joserfc' not in sys.modules, 'imported'"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

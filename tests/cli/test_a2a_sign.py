@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from interlink.a2a._card_sign import SigningKey
 from tests.a2a.test_card_sign import pem_pair
-from tests.cli.a2a_harness import CLI, ROOT, TIMEOUT, a2a, one_error_line, serving
+from tests.cli.a2a_harness import CLI, ROOT, TIMEOUT, a2a, json_server, one_error_line, serving
 
 pytest.importorskip("joserfc")
 pytestmark = pytest.mark.e2e
@@ -41,28 +39,8 @@ def url(keys: dict[str, Path]) -> Iterator[str]:
 @pytest.fixture
 def jwks_url(keys: dict[str, Path]) -> Iterator[str]:
     """The JWK set served over HTTP on loopback."""
-    body = keys["jwks"].read_bytes()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/jwks.json"
-    finally:
-        server.shutdown()
-        thread.join(timeout=10)
-        server.server_close()
+    with json_server(keys["jwks"].read_bytes()) as url:
+        yield url + "jwks.json"
 
 
 def test_card_shows_a_signature_verified_with_a_key_or_a_jwks(

@@ -152,6 +152,7 @@ def run_db(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from interlink.a2a import A2AApp, StoreError, default_store_path, open_store, with_interface
+    from interlink.a2a._card_sign import CardSignatureError, SigningKey
     from interlink.a2a._replicas import SharedStore
     from interlink.a2a._store_sqlite import SqliteTaskStore
     from interlink.cli._a2a_uvicorn import StreamingServer, config
@@ -172,10 +173,8 @@ def run(args: argparse.Namespace) -> int:
         if args.retention is not None:
             app.server.retention = args.retention
         if args.sign_key is not None:
-            from interlink.a2a._card_sign import SigningKey
-
             app.sign_cards(SigningKey.load(args.sign_key))
-    except (AgentLoadError, StoreError, ValueError) as exc:
+    except (AgentLoadError, StoreError, ValueError, CardSignatureError) as exc:
         print(f"interlink a2a serve: {exc}", file=sys.stderr)
         return 2
     try:
