@@ -100,6 +100,11 @@ def test_json_rpc_core_snippet() -> None:
     assert out.splitlines() == ["3", "-32602 {'detail': 'b must not be negative'}"]
 
 
+def test_signed_card_snippet() -> None:
+    pytest.importorskip("joserfc")
+    assert run(program("sign_card(")).splitlines() == ["True", "invalid"]
+
+
 def test_local_client_snippet_allows_the_tool_call() -> None:
     out = run(program("allow_first"))
     assert "Read README.md (read): completed" in out

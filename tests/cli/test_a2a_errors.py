@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import re
 import socket
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from tests.cli.a2a_harness import a2a, free_port, one_error_line, serve
+from tests.cli.a2a_harness import a2a, free_port, json_server, one_error_line, serve
 
 pytestmark = pytest.mark.e2e
 
@@ -34,30 +32,10 @@ def url() -> Iterator[str]:
         yield served
 
 
-class _BadCard(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = b'{"name": 42, "capabilities": "many"}'
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def bad_card() -> Iterator[str]:
-    server = HTTPServer(("127.0.0.1", 0), _BadCard)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
+    with json_server(b'{"name": 42, "capabilities": "many"}') as url:
+        yield url
 
 
 def test_connection_refused() -> None:

@@ -21,6 +21,16 @@ from interlink.a2a._card import (
     resolve_card,
     select_interface,
 )
+from interlink.a2a._card_sign import (
+    CardSignatureError,
+    KeySource,
+    SigningKey,
+    TrustedKeys,
+    protected_header,
+    sign_card,
+    verify_card,
+    verify_signature,
+)
 from interlink.a2a._client import A2AClient, Reconnect, StreamEvent, StreamPayload
 from interlink.a2a._codec import ValidationError, decode, encode
 from interlink.a2a._errors import (
@@ -92,6 +102,15 @@ __all__ = [
     "A2AClient",
     "CardError",
     "InvalidAgentURL",
+    # signed cards (§8.4)
+    "CardSignatureError",
+    "KeySource",
+    "SigningKey",
+    "TrustedKeys",
+    "protected_header",
+    "sign_card",
+    "verify_card",
+    "verify_signature",
     "NoCompatibleInterface",
     "Reconnect",
     "ResolvedCard",

@@ -8,6 +8,7 @@ or a URL such as `sqlite:///var/lib/agent.db`), or later `app.use_store(...)` (t
 from __future__ import annotations
 
 import logging
+import os
 import warnings
 from collections.abc import Sequence
 
@@ -15,6 +16,7 @@ import msgspec
 
 from interlink.a2a import _codec
 from interlink.a2a._auth import Authenticator
+from interlink.a2a._card_sign import SigningKey
 from interlink.a2a._executor import AgentExecutor
 from interlink.a2a._http import A2AApp
 from interlink.a2a._push import PushDelivery
@@ -64,6 +66,7 @@ def create_app(
     lease_ttl: float = 10.0,
     retention: float | None = None,
     expose_errors: bool = False,
+    signing_key: SigningKey | str | os.PathLike[str] | bytes | None = None,
 ) -> A2AApp:
     """The ASGI app serving `executor`: JSON-RPC at `rpc_path`, SSE, the agent card at
     `/.well-known/agent-card.json`. Serve it with uvicorn, or mount it in Starlette or
@@ -92,7 +95,10 @@ def create_app(
     always reaches the client with its message.
 
     A card that lacks fields A2A 1.0 marks REQUIRED gets an `AgentCardWarning` naming
-    them (`missing_card_fields`)."""
+    them (`missing_card_fields`).
+
+    `signing_key` (a `SigningKey`, or a PEM private key file or its text: EC, RSA or
+    Ed25519) signs the card as served and the extended card (§8.4, `interlink[sign]`)."""
     missing = missing_card_fields(card)
     if missing:
         warnings.warn(
@@ -133,6 +139,12 @@ def create_app(
         retention=retention,
         expose_errors=expose_errors,
     )
-    return A2AApp(
+    app = A2AApp(
         server, rpc_path=rpc_path, max_body=max_body, keepalive=keepalive, authenticators=auth
     )
+    if signing_key is not None:
+        from interlink.a2a._card_sign import SigningKey
+
+        key = signing_key
+        app.sign_cards(key if isinstance(key, SigningKey) else SigningKey.load(key))
+    return app

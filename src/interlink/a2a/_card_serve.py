@@ -13,6 +13,7 @@ The `Host` header is the client's to choose: one that is no `host[:port]` is ref
 (HTTP 400), and the cards made from requests are kept for the last `VARIANTS`
 (scheme, host, root path) only, each with its own `ETag`, served with `Vary: Host`.
 Conditional GETs (`If-None-Match`, `If-Modified-Since`) are answered 304 per variant.
+With a signing key, each variant is signed once, when it is made (§8.4).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from urllib.parse import quote
 import msgspec
 
 from interlink.a2a import _codec
+from interlink.a2a._card_sign import SigningKey, sign_card
 from interlink.a2a._types import AgentCard, AgentInterface
 
 __all__ = ["CardVariant", "PublishedCard", "interface_url"]
@@ -81,20 +83,23 @@ def interface_url(
     return f"{scheme}://{host}{quote(root, safe=_PATH_SAFE)}{rpc_path}"
 
 
-def _variant(card: AgentCard) -> CardVariant:
-    body = _codec.encode(card)
+def _variant(card: AgentCard, signer: SigningKey | None) -> CardVariant:
+    body = _codec.encode(card if signer is None else sign_card(card, signer))
     return CardVariant(body, b'"' + hashlib.sha256(body).hexdigest()[:32].encode() + b'"')
 
 
 class PublishedCard:
     """One card, served per request: as it is, or with the interface of the request."""
 
-    def __init__(self, card: AgentCard, rpc_path: str = "/") -> None:
+    def __init__(
+        self, card: AgentCard, rpc_path: str = "/", signer: SigningKey | None = None
+    ) -> None:
         self.card = card
         self.rpc_path = rpc_path
+        self.signer = signer
         #: whether the interface comes from each request (the card lists none)
         self.per_request = not card.supported_interfaces
-        self._fixed = None if self.per_request else _variant(card)
+        self._fixed = None if self.per_request else _variant(card, signer)
         self._variants: OrderedDict[tuple[str, str, str], CardVariant] = OrderedDict()
         self.modified_at = datetime.now(UTC).replace(microsecond=0)
         self.modified = format_datetime(self.modified_at, usegmt=True).encode()
@@ -116,7 +121,8 @@ class PublishedCard:
             return found
         url = interface_url(scope, headers, self.rpc_path)
         interface = AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
-        found = _variant(msgspec.structs.replace(self.card, supported_interfaces=[interface]))
+        card = msgspec.structs.replace(self.card, supported_interfaces=[interface])
+        found = _variant(card, self.signer)
         self._variants[key] = found
         while len(self._variants) > VARIANTS:
             self._variants.popitem(last=False)

@@ -37,6 +37,7 @@ import msgspec
 
 from interlink.a2a import _codec
 from interlink.a2a._card import PROTOCOL_VERSION, ResolvedCard, resolve_card, select_interface
+from interlink.a2a._card_sign import CardSignatureError, TrustedKeys, verify_card
 from interlink.a2a._errors import (
     A2AHttpError,
     A2AInvalidParams,
@@ -63,6 +64,7 @@ from interlink.a2a._methods import (
 from interlink.a2a._sse import SSEParser, error_of, read_events
 from interlink.a2a._types import (
     AgentCard,
+    AgentCardSignature,
     AuthenticationInfo,
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
@@ -191,9 +193,13 @@ class A2AClient:
         connect_timeout: float = 10.0,
         idle_timeout: float | None = 60.0,
         reconnect: Reconnect = Reconnect(),
+        trusted_keys: TrustedKeys | None = None,
     ) -> None:
         self.resolved = card if isinstance(card, ResolvedCard) else select_interface(card)
         self.card = self.resolved.card
+        #: the keys the cards must be signed with (§8.4), and the signature that verified
+        self.trusted_keys = trusted_keys
+        self.card_signature = self._verified(self.card)
         self.url = self.resolved.url
         self.tenant = self.resolved.tenant
         self.idle_timeout = idle_timeout
@@ -230,8 +236,11 @@ class A2AClient:
         connect_timeout: float = 10.0,
         idle_timeout: float | None = 60.0,
         reconnect: Reconnect = Reconnect(),
+        trusted_keys: TrustedKeys | None = None,
     ) -> A2AClient:
-        """Resolve the card at `url` (see `resolve_card`) and connect to it."""
+        """Resolve the card at `url` (see `resolve_card`) and connect to it. With
+        `trusted_keys`, a card (and extended card) that no trusted key signed is refused:
+        `CardSignatureError`, saying why."""
         own = client is None
         http = client or httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=connect_timeout))
         try:
@@ -247,6 +256,7 @@ class A2AClient:
                 connect_timeout=connect_timeout,
                 idle_timeout=idle_timeout,
                 reconnect=reconnect,
+                trusted_keys=trusted_keys,
             )
         except BaseException:
             if own:
@@ -519,7 +529,19 @@ class A2AClient:
 
     async def get_extended_card(self) -> AgentCard:
         request = GetExtendedAgentCardRequest(tenant=self.tenant)
-        return await self._call(GET_EXTENDED_AGENT_CARD, request)
+        card = await self._call(GET_EXTENDED_AGENT_CARD, request)
+        self._verified(card)
+        return card
+
+    def _verified(self, card: AgentCard) -> AgentCardSignature | None:
+        """The signature of `card` that a trusted key verifies (None: no keys given)."""
+        if self.trusted_keys is None:
+            return None
+        try:
+            return verify_card(card, self.trusted_keys)
+        except CardSignatureError as exc:
+            exc.url = self.resolved.card_url or self.url
+            raise
 
     # -- the wire ------------------------------------------------------------------------
 

@@ -38,6 +38,7 @@ import msgspec
 from interlink.a2a import _codec
 from interlink.a2a._auth import Authenticator
 from interlink.a2a._card_serve import PublishedCard
+from interlink.a2a._card_sign import SigningKey, sign_card
 from interlink.a2a._errors import (
     ExtensionSupportRequired,
     TaskNotFound,
@@ -119,6 +120,7 @@ class A2AApp:
         #: the open streams, and whether they are to end (the server stops)
         self._streams: set[TaskStream] = set()
         self._ending = False
+        self._signer: SigningKey | None = None
         self._publish(server.card)
 
     def use_store(self, store: TaskStore, *, push_allow: Iterable[str] | None = None) -> None:
@@ -134,8 +136,17 @@ class A2AApp:
         self.server.card = card
         self._publish(card)
 
+    def sign_cards(self, key: SigningKey) -> None:
+        """Sign the card as served (each variant made from requests too) and the
+        extended card with `key` (before the app starts)."""
+        self._signer = key
+        extended = self.server.extended_card
+        if extended is not None:
+            self.server.extended_card = sign_card(extended, key)
+        self._publish(self.server.card)
+
     def _publish(self, card: AgentCard) -> None:
-        self._published = PublishedCard(card, self.rpc_path)
+        self._published = PublishedCard(card, self.rpc_path, self._signer)
         extensions = card.capabilities.extensions
         self._supported_extensions = {e.uri for e in extensions}
         self._required_extensions = {e.uri for e in extensions if e.required}

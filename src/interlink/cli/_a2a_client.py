@@ -22,7 +22,9 @@ from interlink.cli._parser import Parser
 from interlink.cli._terminal import Style, colors  # imported by the CLI anyway: costs nothing
 
 if TYPE_CHECKING:
-    from interlink.a2a import A2AClient
+    import httpx
+
+    from interlink.a2a import A2AClient, KeySource, TrustedKeys
     from interlink.a2a import types as t
 
 __all__ = ["COMMANDS", "EXIT_CODES", "add_parsers", "run"]
@@ -97,6 +99,20 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--timeout", type=float, default=60.0, metavar="SECONDS", help="HTTP timeout (60)"
     )
     common.add_argument("--json", action="store_true", help="print ProtoJSON (see above)")
+    common.add_argument(
+        "--verify-key",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="refuse a card this key (PEM public key, JWK or JWK set) did not sign",
+    )
+    common.add_argument(
+        "--jwks",
+        action="append",
+        default=[],
+        metavar="FILE_OR_URL",
+        help="refuse a card no key of this JWK set (a file, or an http(s) URL) signed",
+    )
 
     def sub(name: str, help_: str, description: str) -> argparse.ArgumentParser:
         return commands.add_parser(
@@ -250,6 +266,7 @@ async def _main(args: argparse.Namespace) -> int:
             api_key=api_key,
             timeout=args.timeout,
             connect_timeout=connect,
+            trusted_keys=await _trusted_keys(args, http),
         )
         if args.a2a_command == "card":
             return await _card(client, args)
@@ -272,9 +289,45 @@ async def _card(client: A2AClient, args: argparse.Namespace) -> int:
     card = await client.get_extended_card() if args.extended else client.card
     if args.json:
         print_json(card)
+        return OK
+    print("\n".join(card_lines(card, Style(colors(sys.stdout)))))
+    if card.signatures:
+        kids = ", ".join(f"kid {h['kid']} ({h['alg']})" for h in map(_header, card.signatures))
+        how = "verified" if client.trusted_keys else "not verified (give --verify-key or --jwks)"
+        print(f"\nsigned: {kids} · {how}")
     else:
-        print("\n".join(card_lines(card, Style(colors(sys.stdout)))))
+        print("\nnot signed")
     return OK
+
+
+def _header(signature: t.AgentCardSignature) -> dict[str, object]:
+    from interlink.a2a import CardSignatureError, protected_header
+
+    try:
+        return protected_header(signature)
+    except CardSignatureError:
+        return {"kid": "?", "alg": "malformed"}
+
+
+async def _trusted_keys(args: argparse.Namespace, http: httpx.AsyncClient) -> TrustedKeys | None:
+    """The keys of `--verify-key` and `--jwks` (None: neither given)."""
+    from interlink.a2a import TrustedKeys
+
+    if not args.verify_key and not args.jwks:
+        return None
+    sources: list[KeySource] = [*args.verify_key]
+    for jwks in args.jwks:
+        if jwks.startswith(("http://", "https://")):
+            response = await http.get(jwks, headers={"Accept": "application/json"})
+            if response.status_code != 200:
+                raise ValueError(f"--jwks: {jwks} answered HTTP {response.status_code}")
+            try:
+                sources.append(response.json())
+            except ValueError:
+                raise ValueError(f"--jwks: {jwks} is not JSON") from None
+        else:
+            sources.append(jwks)
+    return TrustedKeys.load(*sources)
 
 
 def _state_filter(name: str | None) -> t.TaskState:

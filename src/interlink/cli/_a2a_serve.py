@@ -79,6 +79,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "JSON-RPC interface when the card lists none (default: the address each request "
         "came to: its scheme, Host and mount path)",
     )
+    serve.add_argument(
+        "--sign-key",
+        metavar="FILE",
+        help="sign the agent card with this PEM private key: EC P-256 (ES256), RSA "
+        "(RS256) or Ed25519 (EdDSA) (§8.4; needs interlink[sign])",
+    )
     serve.add_argument("--log-level", default="info")
 
 
@@ -147,7 +153,9 @@ def run_db(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     from interlink.a2a import (
         A2AApp,
+        CardSignatureError,
         SharedStore,
+        SigningKey,
         SqliteTaskStore,
         StoreError,
         default_store_path,
@@ -171,7 +179,9 @@ def run(args: argparse.Namespace) -> int:
             app.server.lease_ttl = args.lease_ttl
         if args.retention is not None:
             app.server.retention = args.retention
-    except (AgentLoadError, StoreError, ValueError) as exc:
+        if args.sign_key is not None:
+            app.sign_cards(SigningKey.load(args.sign_key))
+    except (AgentLoadError, StoreError, ValueError, CardSignatureError) as exc:
         print(f"interlink a2a serve: {exc}", file=sys.stderr)
         return 2
     try:
