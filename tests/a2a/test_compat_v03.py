@@ -309,12 +309,19 @@ def test_results_both_ways(task: t.Task) -> None:
     sent = c.result_to_v03("SendMessage", t.SendMessageResponse(task=task))
     assert wire(sent)["kind"] == "task"
     assert c.result_from_v03("message/send", wire(sent)) == t.SendMessageResponse(task=task)
+    reply = t.SendMessageResponse(message=t.Message(message_id="m", role=t.Role.ROLE_AGENT))
+    assert c.result_from_v03("message/send", wire(c.result_to_v03("SendMessage", reply))) == reply
+    with pytest.raises(ValueError, match="empty stream response"):
+        c.stream_event_to_v03(t.StreamResponse())
     streamed = c.result_to_v03("SubscribeToTask", t.StreamResponse(task=task))
     assert c.result_from_v03("tasks/resubscribe", wire(streamed)) == t.StreamResponse(task=task)
 
 
 def test_push_config_results() -> None:
     config = t.TaskPushNotificationConfig(id="p", task_id="t", url="https://x/hook")
+    for method in ("tasks/pushNotificationConfig/set", "tasks/pushNotificationConfig/get"):
+        one = c.result_to_v03(c.METHOD_FROM_V03[method], config)
+        assert c.result_from_v03(method, wire(one)) == config
     page = t.ListTaskPushNotificationConfigsResponse(configs=[config], next_page_token="more")
     listed = c.result_to_v03("ListTaskPushNotificationConfigs", page)
     assert wire(listed) == [
@@ -400,6 +407,14 @@ CARD = t.AgentCard(
             )
         ),
         "mtls": t.SecurityScheme(mtls_security_scheme=t.MutualTlsSecurityScheme()),
+        "bearer": t.SecurityScheme(
+            http_auth_security_scheme=t.HTTPAuthSecurityScheme(scheme="Bearer", bearer_format="JWT")
+        ),
+        "oidc": t.SecurityScheme(
+            open_id_connect_security_scheme=t.OpenIdConnectSecurityScheme(
+                open_id_connect_url="https://h/.well-known/openid-configuration"
+            )
+        ),
     },
     security_requirements=[t.SecurityRequirement(schemes={"key": t.StringList(list=[])})],
     default_input_modes=["text/plain"],
@@ -442,6 +457,24 @@ def test_card_prefers_0_3_interfaces() -> None:
     assert (old.url, old.additional_interfaces) == ("http://h/v03", msgspec.UNSET)
     with pytest.raises(ValueError, match="without interfaces"):
         c.card_to_v03(msgspec.structs.replace(CARD, supported_interfaces=[]))
+
+
+def test_card_results_and_schemes_without_a_0_3_form() -> None:
+    card = msgspec.structs.replace(
+        CARD, security_schemes={"none": t.SecurityScheme(), **CARD.security_schemes}
+    )
+    old = c.result_to_v03("GetExtendedAgentCard", card)
+    assert isinstance(old, v.AgentCard)
+    assert old.security_schemes is not msgspec.UNSET
+    assert "none" not in old.security_schemes
+    back = c.result_from_v03("agent/getAuthenticatedExtendedCard", wire(old))
+    assert isinstance(back, t.AgentCard)
+    assert back.security_schemes.keys() == CARD.security_schemes.keys()
+
+
+def test_0_3_oauth_without_flows() -> None:
+    scheme = c._scheme_from_v03(v.OAuth2SecurityScheme(flows=v.OAuthFlows()))
+    assert scheme.oauth2_security_scheme == t.OAuth2SecurityScheme(flows=t.OAuthFlows())
 
 
 def test_0_3_oauth_keeps_its_first_flow() -> None:
