@@ -29,7 +29,7 @@ import base64
 import binascii
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Final, cast
+from typing import Any, Final, TypeVar, cast
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -80,20 +80,32 @@ VALUE: Final = "type.googleapis.com/google.protobuf.Value"
 StreamEventV03 = v.Task | v.Message | v.TaskStatusUpdateEvent | v.TaskArtifactUpdateEvent
 
 
-def _opt(value: str) -> str | UnsetType:
-    return value if value else UNSET
+S = TypeVar("S", bound=msgspec.Struct)
+
+
+def _same(src: msgspec.Struct, kind: type[S], **given: Any) -> S:
+    """A `kind` with every field of `src` of the same Python name (the versions share
+    them), `given` ones as they are. Into 0.3, a 1.0 zero value (`""`, `[]`, None, False)
+    of an optional field is absent; into 1.0, an absent 0.3 field takes the 1.0 default."""
+    into_v03 = kind.__module__ == v.__name__
+    values = dict(given)
+    for f in msgspec.structs.fields(kind):
+        if f.name in given or not hasattr(src, f.name):
+            continue
+        value = getattr(src, f.name)
+        if into_v03 and not f.required and _is_zero(value):
+            continue
+        if value is not UNSET or into_v03:
+            values[f.name] = value
+    return kind(**values)
+
+
+def _is_zero(value: object) -> bool:
+    return value is None or value is False or (isinstance(value, str | list) and not value)
 
 
 def _list(value: Sequence[Any]) -> list[Any] | UnsetType:
     return list(value) if value else UNSET
-
-
-def _meta(value: dict[str, object] | None) -> dict[str, object] | UnsetType:
-    return UNSET if value is None else value
-
-
-def _meta10(value: dict[str, object] | UnsetType) -> dict[str, object] | None:
-    return None if value is UNSET else value
 
 
 def _or(value: Any, default: Any) -> Any:
@@ -145,13 +157,13 @@ def part_to_v03(part: t.Part) -> v.Part:
     """`text` -> TextPart, `raw`/`url` -> FilePart (bytes as base64, `mediaType` ->
     `mimeType`, `filename` -> `name`), `data` -> DataPart (a non-object as
     `{"value": ...}`). `mediaType`/`filename` of text and data parts are dropped."""
-    meta = _meta(part.metadata)
+    meta = UNSET if part.metadata is None else part.metadata
     if part.text is not UNSET:
         return v.TextPart(text=part.text, metadata=meta)
     if part.data is not UNSET:
         data = part.data if isinstance(part.data, dict) else {"value": part.data}
         return v.DataPart(data=data, metadata=meta)
-    mime, name = _opt(part.media_type), _opt(part.filename)
+    mime, name = part.media_type or UNSET, part.filename or UNSET
     if part.raw is not UNSET:
         raw = base64.b64encode(part.raw).decode("ascii")
         return v.FilePart(file=v.FilePartFile(bytes=raw, mime_type=mime, name=name), metadata=meta)
@@ -163,7 +175,7 @@ def part_to_v03(part: t.Part) -> v.Part:
 
 def part_from_v03(part: v.Part) -> t.Part:
     """The inverse of `part_to_v03`; base64 that does not decode is a ValueError."""
-    meta = _meta10(part.metadata)
+    meta = _or(part.metadata, None)
     if isinstance(part, v.TextPart):
         return t.Part(text=part.text, metadata=meta)
     if isinstance(part, v.DataPart):
@@ -184,51 +196,21 @@ def message_to_v03(message: t.Message) -> v.Message:
     """A message needs a role in 0.3: `ROLE_UNSPECIFIED` is a ValueError."""
     if message.role not in _ROLES:
         raise ValueError("a message without a role has no 0.3 form")
-    return v.Message(
-        message_id=message.message_id,
-        context_id=_opt(message.context_id),
-        task_id=_opt(message.task_id),
-        role=_ROLES[message.role],
-        parts=[part_to_v03(p) for p in message.parts],
-        metadata=_meta(message.metadata),
-        extensions=_list(message.extensions),
-        reference_task_ids=_list(message.reference_task_ids),
-    )
+    parts = [part_to_v03(p) for p in message.parts]
+    return _same(message, v.Message, role=_ROLES[message.role], parts=parts)
 
 
 def message_from_v03(message: v.Message) -> t.Message:
-    return t.Message(
-        message_id=message.message_id,
-        context_id=_or(message.context_id, ""),
-        task_id=_or(message.task_id, ""),
-        role=_ROLES_BACK[message.role],
-        parts=[part_from_v03(p) for p in message.parts],
-        metadata=_meta10(message.metadata),
-        extensions=_or(message.extensions, []),
-        reference_task_ids=_or(message.reference_task_ids, []),
-    )
+    parts = [part_from_v03(p) for p in message.parts]
+    return _same(message, t.Message, role=_ROLES_BACK[message.role], parts=parts)
 
 
 def artifact_to_v03(artifact: t.Artifact) -> v.Artifact:
-    return v.Artifact(
-        artifact_id=artifact.artifact_id,
-        name=_opt(artifact.name),
-        description=_opt(artifact.description),
-        parts=[part_to_v03(p) for p in artifact.parts],
-        metadata=_meta(artifact.metadata),
-        extensions=_list(artifact.extensions),
-    )
+    return _same(artifact, v.Artifact, parts=[part_to_v03(p) for p in artifact.parts])
 
 
 def artifact_from_v03(artifact: v.Artifact) -> t.Artifact:
-    return t.Artifact(
-        artifact_id=artifact.artifact_id,
-        name=_or(artifact.name, ""),
-        description=_or(artifact.description, ""),
-        parts=[part_from_v03(p) for p in artifact.parts],
-        metadata=_meta10(artifact.metadata),
-        extensions=_or(artifact.extensions, []),
-    )
+    return _same(artifact, t.Artifact, parts=[part_from_v03(p) for p in artifact.parts])
 
 
 # ---------------------------------------------------------------------------- tasks
@@ -261,24 +243,22 @@ def status_from_v03(status: v.TaskStatus) -> t.TaskStatus:
 
 
 def task_to_v03(task: t.Task) -> v.Task:
-    return v.Task(
-        id=task.id,
-        context_id=task.context_id,
+    return _same(
+        task,
+        v.Task,
         status=status_to_v03(task.status),
         artifacts=_list([artifact_to_v03(a) for a in task.artifacts]),
         history=_list([message_to_v03(m) for m in task.history]),
-        metadata=_meta(task.metadata),
     )
 
 
 def task_from_v03(task: v.Task) -> t.Task:
-    return t.Task(
-        id=task.id,
-        context_id=task.context_id,
+    return _same(
+        task,
+        t.Task,
         status=status_from_v03(task.status),
         artifacts=[artifact_from_v03(a) for a in _or(task.artifacts, [])],
         history=[message_from_v03(m) for m in _or(task.history, [])],
-        metadata=_meta10(task.metadata),
     )
 
 
@@ -287,46 +267,22 @@ def status_update_to_v03(
 ) -> v.TaskStatusUpdateEvent:
     """`final` is true for the states after which a 1.0 stream ends (`FINAL_STATES`:
     terminal and interrupted), unless the caller says otherwise."""
-    return v.TaskStatusUpdateEvent(
-        task_id=event.task_id,
-        context_id=event.context_id,
-        status=status_to_v03(event.status),
-        final=event.status.state in FINAL_STATES if final is None else final,
-        metadata=_meta(event.metadata),
-    )
+    final = event.status.state in FINAL_STATES if final is None else final
+    return _same(event, v.TaskStatusUpdateEvent, status=status_to_v03(event.status), final=final)
 
 
 def status_update_from_v03(event: v.TaskStatusUpdateEvent) -> t.TaskStatusUpdateEvent:
     """`final` is dropped: in 1.0 the end of the stream says it."""
-    return t.TaskStatusUpdateEvent(
-        task_id=event.task_id,
-        context_id=event.context_id,
-        status=status_from_v03(event.status),
-        metadata=_meta10(event.metadata),
-    )
+    return _same(event, t.TaskStatusUpdateEvent, status=status_from_v03(event.status))
 
 
 def artifact_update_to_v03(event: t.TaskArtifactUpdateEvent) -> v.TaskArtifactUpdateEvent:
-    """`append` and `lastChunk` are always written (1.0 always has a value)."""
-    return v.TaskArtifactUpdateEvent(
-        task_id=event.task_id,
-        context_id=event.context_id,
-        artifact=artifact_to_v03(event.artifact),
-        append=event.append,
-        last_chunk=event.last_chunk,
-        metadata=_meta(event.metadata),
-    )
+    """`append` and `lastChunk` are written when true (absent is false in 0.3)."""
+    return _same(event, v.TaskArtifactUpdateEvent, artifact=artifact_to_v03(event.artifact))
 
 
 def artifact_update_from_v03(event: v.TaskArtifactUpdateEvent) -> t.TaskArtifactUpdateEvent:
-    return t.TaskArtifactUpdateEvent(
-        task_id=event.task_id,
-        context_id=event.context_id,
-        artifact=artifact_from_v03(event.artifact),
-        append=_or(event.append, False),
-        last_chunk=_or(event.last_chunk, False),
-        metadata=_meta10(event.metadata),
-    )
+    return _same(event, t.TaskArtifactUpdateEvent, artifact=artifact_from_v03(event.artifact))
 
 
 def stream_event_to_v03(event: t.StreamResponse | t.SendMessageResponse) -> StreamEventV03:
@@ -364,14 +320,13 @@ def _send_result_from_v03(result: v.Task | v.Message) -> t.SendMessageResponse:
 
 def _push_to_v03(config: t.TaskPushNotificationConfig) -> v.PushNotificationConfig:
     auth = config.authentication
-    return v.PushNotificationConfig(
-        id=_opt(config.id),
-        url=config.url,
-        token=_opt(config.token),
+    return _same(
+        config,
+        v.PushNotificationConfig,
         authentication=UNSET
         if auth is None
-        else v.PushNotificationAuthenticationInfo(
-            schemes=[auth.scheme] if auth.scheme else [], credentials=_opt(auth.credentials)
+        else _same(
+            auth, v.PushNotificationAuthenticationInfo, schemes=[auth.scheme][: bool(auth.scheme)]
         ),
     )
 
@@ -379,16 +334,12 @@ def _push_to_v03(config: t.TaskPushNotificationConfig) -> v.PushNotificationConf
 def _push_from_v03(config: v.PushNotificationConfig, task_id: str) -> t.TaskPushNotificationConfig:
     """0.3 `schemes` beyond the first are dropped (1.0 has one `scheme`)."""
     auth = config.authentication
-    return t.TaskPushNotificationConfig(
-        id=_or(config.id, ""),
+    scheme = "" if auth is UNSET or not auth.schemes else auth.schemes[0]
+    return _same(
+        config,
+        t.TaskPushNotificationConfig,
         task_id=task_id,
-        url=config.url,
-        token=_or(config.token, ""),
-        authentication=None
-        if auth is UNSET
-        else t.AuthenticationInfo(
-            scheme=auth.schemes[0] if auth.schemes else "", credentials=_or(auth.credentials, "")
-        ),
+        authentication=None if auth is UNSET else _same(auth, t.AuthenticationInfo, scheme=scheme),
     )
 
 
@@ -410,17 +361,18 @@ def send_params_to_v03(request: t.SendMessageRequest) -> v.MessageSendParams:
     """`returnImmediately` -> `blocking` (always written); `tenant` is dropped."""
     config = request.configuration
     push = None if config is None else config.task_push_notification_config
-    return v.MessageSendParams(
+    return _same(
+        request,
+        v.MessageSendParams,
         message=message_to_v03(request.message),
         configuration=UNSET
         if config is None
-        else v.MessageSendConfiguration(
-            accepted_output_modes=_list(config.accepted_output_modes),
+        else _same(
+            config,
+            v.MessageSendConfiguration,
             blocking=not config.return_immediately,
-            history_length=config.history_length,
             push_notification_config=UNSET if push is None else _push_to_v03(push),
         ),
-        metadata=_meta(request.metadata),
     )
 
 
@@ -429,19 +381,20 @@ def send_params_from_v03(params: v.MessageSendParams) -> t.SendMessageRequest:
     config = params.configuration
     message = message_from_v03(params.message)
     push = UNSET if config is UNSET else config.push_notification_config
-    return t.SendMessageRequest(
+    return _same(
+        params,
+        t.SendMessageRequest,
         message=message,
         configuration=None
         if config is UNSET
-        else t.SendMessageConfiguration(
-            accepted_output_modes=_or(config.accepted_output_modes, []),
+        else _same(
+            config,
+            t.SendMessageConfiguration,
             task_push_notification_config=None
             if push is UNSET
             else _push_from_v03(push, message.task_id),
-            history_length=config.history_length,
             return_immediately=not _or(config.blocking, True),
         ),
-        metadata=_meta10(params.metadata),
     )
 
 
@@ -454,18 +407,18 @@ _REQUESTS: Final[dict[str, _Conv]] = {
     "message/stream": ("SendStreamingMessage", send_params_from_v03, send_params_to_v03),
     "tasks/get": (
         "GetTask",
-        lambda p: t.GetTaskRequest(id=p.id, history_length=p.history_length),
-        lambda r: v.TaskQueryParams(id=r.id, history_length=r.history_length),
+        lambda p: _same(p, t.GetTaskRequest),
+        lambda r: _same(r, v.TaskQueryParams),
     ),
     "tasks/cancel": (
         "CancelTask",
-        lambda p: t.CancelTaskRequest(id=p.id, metadata=_meta10(p.metadata)),
-        lambda r: v.TaskIdParams(id=r.id, metadata=_meta(r.metadata)),
+        lambda p: _same(p, t.CancelTaskRequest),
+        lambda r: _same(r, v.TaskIdParams),
     ),
     "tasks/resubscribe": (
         "SubscribeToTask",
-        lambda p: t.SubscribeToTaskRequest(id=p.id),
-        lambda r: v.TaskIdParams(id=r.id),
+        lambda p: _same(p, t.SubscribeToTaskRequest),
+        lambda r: _same(r, v.TaskIdParams),
     ),
     "tasks/pushNotificationConfig/set": (
         "CreateTaskPushNotificationConfig",
@@ -620,91 +573,54 @@ def error_from_v03(error: v.JSONRPCError) -> ErrorObject:
 
 
 def _scheme_to_v03(scheme: t.SecurityScheme) -> v.SecurityScheme | None:
-    """One 1.0 scheme; OAuth `deviceCode` and `pkceRequired` are dropped, a scheme with
-    only a device-code flow keeps empty `flows`."""
+    """One 1.0 scheme, None for one without a member; OAuth `deviceCode` and
+    `pkceRequired` are dropped (a scheme with only a device-code flow keeps empty
+    `flows`)."""
     s = scheme.scheme
     if isinstance(s, t.APIKeySecurityScheme):
-        return v.APIKeySecurityScheme(
-            description=_opt(s.description), in_=v.In(s.location), name=s.name
-        )
-    if isinstance(s, t.HTTPAuthSecurityScheme):
-        return v.HTTPAuthSecurityScheme(
-            description=_opt(s.description), scheme=s.scheme, bearer_format=_opt(s.bearer_format)
-        )
+        return _same(s, v.APIKeySecurityScheme, in_=v.In(s.location))
     if isinstance(s, t.OAuth2SecurityScheme):
-        flows = s.flows
-        return v.OAuth2SecurityScheme(
-            description=_opt(s.description),
-            oauth2_metadata_url=_opt(s.oauth2_metadata_url),
-            flows=v.OAuthFlows(
-                authorization_code=_flow(flows.authorization_code, v.AuthorizationCodeOAuthFlow),
-                client_credentials=_flow(flows.client_credentials, v.ClientCredentialsOAuthFlow),
-                implicit=_flow(flows.implicit, v.ImplicitOAuthFlow),
-                password=_flow(flows.password, v.PasswordOAuthFlow),
-            ),
-        )
-    if isinstance(s, t.OpenIdConnectSecurityScheme):
-        return v.OpenIdConnectSecurityScheme(
-            description=_opt(s.description), open_id_connect_url=s.open_id_connect_url
-        )
-    if isinstance(s, t.MutualTlsSecurityScheme):
-        return v.MutualTLSSecurityScheme(description=_opt(s.description))
+        f = s.flows
+        flows = {n: _same(x, old) for n, old, _ in _FLOWS if (x := getattr(f, n)) is not UNSET}
+        return _same(s, v.OAuth2SecurityScheme, flows=v.OAuthFlows(**flows))
+    for new, old, _ in _SCHEMES:
+        if isinstance(s, new):
+            return cast("v.SecurityScheme", _same(s, old))
     return None
 
 
-def _flow(flow: msgspec.Struct | UnsetType, kind: type[Any]) -> Any:
-    """An OAuth flow in the other version: the fields both have (1.0 `pkceRequired` is
-    dropped); an empty 1.0 `refreshUrl` is an absent 0.3 one and back."""
-    if flow is UNSET:
-        return UNSET
-    names = set(kind.__struct_fields__)
-    values = {n: getattr(flow, n) for n in flow.__struct_fields__ if n in names}
-    if kind.__module__ == v.__name__:
-        return kind(**{**values, "refresh_url": _opt(values["refresh_url"])})
-    return kind(**{**values, "refresh_url": _or(values["refresh_url"], "")})
-
-
-def _first_flow(flows: v.OAuthFlows) -> t.OAuthFlows:
-    """1.0 allows one flow: the first of authorizationCode, clientCredentials, implicit,
-    password that is set is kept, the others are dropped."""
-    pairs = (
-        ("authorization_code", t.AuthorizationCodeOAuthFlow),
-        ("client_credentials", t.ClientCredentialsOAuthFlow),
-        ("implicit", t.ImplicitOAuthFlow),
-        ("password", t.PasswordOAuthFlow),
-    )
-    for name, kind in pairs:
-        flow = getattr(flows, name)
-        if flow is not UNSET:
-            return t.OAuthFlows(**{name: _flow(flow, kind)})
-    return t.OAuthFlows()
-
-
 def _scheme_from_v03(scheme: v.SecurityScheme) -> t.SecurityScheme:
-    """`oauth2MetadataUrl` carries over; implicit and password flows are kept (deprecated
-    in 1.0, still there)."""
-    desc = _or(scheme.description, "")
+    """1.0 allows one OAuth flow: the first set of authorizationCode,
+    clientCredentials, implicit, password is kept, the others are dropped."""
     if isinstance(scheme, v.APIKeySecurityScheme):
-        key = t.APIKeySecurityScheme(description=desc, location=scheme.in_.value, name=scheme.name)
+        key = _same(scheme, t.APIKeySecurityScheme, location=scheme.in_.value)
         return t.SecurityScheme(api_key_security_scheme=key)
-    if isinstance(scheme, v.HTTPAuthSecurityScheme):
-        http = t.HTTPAuthSecurityScheme(
-            description=desc, scheme=scheme.scheme, bearer_format=_or(scheme.bearer_format, "")
-        )
-        return t.SecurityScheme(http_auth_security_scheme=http)
     if isinstance(scheme, v.OAuth2SecurityScheme):
-        oauth = t.OAuth2SecurityScheme(
-            description=desc,
-            flows=_first_flow(scheme.flows),
-            oauth2_metadata_url=_or(scheme.oauth2_metadata_url, ""),
-        )
+        f = scheme.flows
+        flows = [{n: _same(x, new)} for n, _, new in _FLOWS if (x := getattr(f, n)) is not UNSET]
+        oauth = _same(scheme, t.OAuth2SecurityScheme, flows=t.OAuthFlows(**(flows or [{}])[0]))
         return t.SecurityScheme(oauth2_security_scheme=oauth)
-    if isinstance(scheme, v.OpenIdConnectSecurityScheme):
-        oidc = t.OpenIdConnectSecurityScheme(
-            description=desc, open_id_connect_url=scheme.open_id_connect_url
-        )
-        return t.SecurityScheme(open_id_connect_security_scheme=oidc)
-    return t.SecurityScheme(mtls_security_scheme=t.MutualTlsSecurityScheme(description=desc))
+    new, _, member = next(entry for entry in _SCHEMES if isinstance(scheme, entry[1]))
+    return t.SecurityScheme(**{member: _same(scheme, new)})
+
+
+#: (field of OAuthFlows, its 0.3 type, its 1.0 type)
+_FLOWS: Final[tuple[tuple[str, type[Any], type[Any]], ...]] = (
+    ("authorization_code", v.AuthorizationCodeOAuthFlow, t.AuthorizationCodeOAuthFlow),
+    ("client_credentials", v.ClientCredentialsOAuthFlow, t.ClientCredentialsOAuthFlow),
+    ("implicit", v.ImplicitOAuthFlow, t.ImplicitOAuthFlow),
+    ("password", v.PasswordOAuthFlow, t.PasswordOAuthFlow),
+)
+#: (1.0 scheme, 0.3 scheme, member of the 1.0 SecurityScheme) for those that map 1:1
+_SCHEMES: Final[tuple[tuple[type[Any], type[Any], str], ...]] = (
+    (t.HTTPAuthSecurityScheme, v.HTTPAuthSecurityScheme, "http_auth_security_scheme"),
+    (
+        t.OpenIdConnectSecurityScheme,
+        v.OpenIdConnectSecurityScheme,
+        "open_id_connect_security_scheme",
+    ),
+    (t.MutualTlsSecurityScheme, v.MutualTLSSecurityScheme, "mtls_security_scheme"),
+)
 
 
 def _requirements_to_v03(reqs: Sequence[t.SecurityRequirement]) -> list[dict[str, list[str]]]:
@@ -720,32 +636,6 @@ def _requirements_from_v03(
     ]
 
 
-def _skill_to_v03(skill: t.AgentSkill) -> v.AgentSkill:
-    return v.AgentSkill(
-        id=skill.id,
-        name=skill.name,
-        description=skill.description,
-        tags=list(skill.tags),
-        examples=_list(skill.examples),
-        input_modes=_list(skill.input_modes),
-        output_modes=_list(skill.output_modes),
-        security=_list(_requirements_to_v03(skill.security_requirements)),
-    )
-
-
-def _skill_from_v03(skill: v.AgentSkill) -> t.AgentSkill:
-    return t.AgentSkill(
-        id=skill.id,
-        name=skill.name,
-        description=skill.description,
-        tags=skill.tags,
-        examples=_or(skill.examples, []),
-        input_modes=_or(skill.input_modes, []),
-        output_modes=_or(skill.output_modes, []),
-        security_requirements=_requirements_from_v03(skill.security),
-    )
-
-
 def card_to_v03(card: t.AgentCard) -> v.AgentCard:
     """The 0.3 card. Its interfaces are those of `supportedInterfaces` whose
     `protocolVersion` is 0.3 (all of them when none is): the first gives `url` and
@@ -759,50 +649,29 @@ def card_to_v03(card: t.AgentCard) -> v.AgentCard:
         raise ValueError("a card without interfaces has no 0.3 form (0.3 requires `url`)")
     caps = card.capabilities
     schemes = {n: _scheme_to_v03(s) for n, s in card.security_schemes.items()}
-    return v.AgentCard(
-        name=card.name,
-        description=card.description,
+    return _same(
+        card,
+        v.AgentCard,
         url=interfaces[0].url,
         preferred_transport=interfaces[0].protocol_binding,
         additional_interfaces=UNSET
         if len(interfaces) == 1
         else [v.AgentInterface(url=i.url, transport=i.protocol_binding) for i in interfaces],
         protocol_version=PROTOCOL_VERSION,
-        version=card.version,
-        provider=UNSET
-        if card.provider is None
-        else v.AgentProvider(organization=card.provider.organization, url=card.provider.url),
-        documentation_url=card.documentation_url,
-        icon_url=card.icon_url,
-        capabilities=v.AgentCapabilities(
-            streaming=caps.streaming,
-            push_notifications=caps.push_notifications,
-            extensions=_list(
-                [
-                    v.AgentExtension(
-                        uri=e.uri,
-                        description=_opt(e.description),
-                        required=e.required or UNSET,
-                        params=_meta(e.params),
-                    )
-                    for e in caps.extensions
-                ]
-            ),
+        provider=UNSET if card.provider is None else _same(card.provider, v.AgentProvider),
+        capabilities=_same(
+            caps,
+            v.AgentCapabilities,
+            extensions=_list([_same(e, v.AgentExtension) for e in caps.extensions]),
         ),
         security_schemes={n: s for n, s in schemes.items() if s is not None} or UNSET,
         security=_list(_requirements_to_v03(card.security_requirements)),
-        default_input_modes=list(card.default_input_modes),
-        default_output_modes=list(card.default_output_modes),
-        skills=[_skill_to_v03(s) for s in card.skills],
+        skills=[
+            _same(s, v.AgentSkill, security=_list(_requirements_to_v03(s.security_requirements)))
+            for s in card.skills
+        ],
         supports_authenticated_extended_card=caps.extended_agent_card,
-        signatures=_list(
-            [
-                v.AgentCardSignature(
-                    protected=s.protected, signature=s.signature, header=_meta(s.header)
-                )
-                for s in card.signatures
-            ]
-        ),
+        signatures=_list([_same(s, v.AgentCardSignature) for s in card.signatures]),
     )
 
 
@@ -810,52 +679,30 @@ def card_from_v03(card: v.AgentCard) -> t.AgentCard:
     """`url`/`preferredTransport` (JSONRPC when absent) then each other entry of
     `additionalInterfaces` become `supportedInterfaces`, all with the card's
     `protocolVersion`; `stateTransitionHistory` is dropped."""
-    version = card.protocol_version
     first = (card.url, _or(card.preferred_transport, v.TransportProtocol.JSONRPC.value))
-    pairs = [first] + [
-        (i.url, i.transport)
-        for i in _or(card.additional_interfaces, [])
-        if (i.url, i.transport) != first
-    ]
+    others = [(i.url, i.transport) for i in _or(card.additional_interfaces, [])]
     caps = card.capabilities
-    return t.AgentCard(
-        name=card.name,
-        description=card.description,
+    return _same(
+        card,
+        t.AgentCard,
         supported_interfaces=[
-            t.AgentInterface(url=url, protocol_binding=binding, protocol_version=version)
-            for url, binding in pairs
+            t.AgentInterface(url=u, protocol_binding=b, protocol_version=card.protocol_version)
+            for u, b in [first, *(pair for pair in others if pair != first)]
         ],
-        provider=None
-        if card.provider is UNSET
-        else t.AgentProvider(organization=card.provider.organization, url=card.provider.url),
-        version=card.version,
-        documentation_url=card.documentation_url,
-        icon_url=card.icon_url,
-        capabilities=t.AgentCapabilities(
-            streaming=caps.streaming,
-            push_notifications=caps.push_notifications,
+        provider=None if card.provider is UNSET else _same(card.provider, t.AgentProvider),
+        capabilities=_same(
+            caps,
+            t.AgentCapabilities,
             extended_agent_card=card.supports_authenticated_extended_card,
-            extensions=[
-                t.AgentExtension(
-                    uri=e.uri,
-                    description=_or(e.description, ""),
-                    required=_or(e.required, False),
-                    params=_meta10(e.params),
-                )
-                for e in _or(caps.extensions, [])
-            ],
+            extensions=[_same(e, t.AgentExtension) for e in _or(caps.extensions, [])],
         ),
         security_schemes={
             n: _scheme_from_v03(s) for n, s in _or(card.security_schemes, {}).items()
         },
         security_requirements=_requirements_from_v03(card.security),
-        default_input_modes=card.default_input_modes,
-        default_output_modes=card.default_output_modes,
-        skills=[_skill_from_v03(s) for s in card.skills],
-        signatures=[
-            t.AgentCardSignature(
-                protected=s.protected, signature=s.signature, header=_meta10(s.header)
-            )
-            for s in _or(card.signatures, [])
+        skills=[
+            _same(s, t.AgentSkill, security_requirements=_requirements_from_v03(s.security))
+            for s in card.skills
         ],
+        signatures=[_same(s, t.AgentCardSignature) for s in _or(card.signatures, [])],
     )
