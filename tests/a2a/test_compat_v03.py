@@ -9,10 +9,13 @@ translation is lossless), the JSON examples of the 0.3 specification decoded wit
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -170,7 +173,8 @@ def test_final_is_set_where_a_1_0_stream_ends(event: t.TaskStatusUpdateEvent) ->
 @given(push_configs)
 def test_push_configs_round_trip(config: t.TaskPushNotificationConfig) -> None:
     old = through_json(c.push_config_to_v03(config), v.TaskPushNotificationConfig)
-    assert c.push_config_from_v03(old) == config
+    expected = config if config.id else msgspec.structs.replace(config, id=config.task_id)
+    assert c.push_config_from_v03(old) == expected
     assert wire(old)["pushNotificationConfig"]["url"] == config.url
 
 
@@ -591,15 +595,36 @@ def test_spec_examples_decode_and_translate() -> None:
     assert "agent/getAuthenticatedExtendedCard" in seen
 
 
-def test_generated_types_are_fresh() -> None:
-    spec_dir("a2a", "legacy-v0.3.0")
-    done = subprocess.run(
-        [sys.executable, str(REPO / "tools" / "gen_a2a_v03.py"), "--check"],
+def run_generator(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(root / "tools" / "gen_a2a_v03.py"), *args],
         capture_output=True,
         text=True,
+        env={**os.environ, "INTERLINK_SPEC_DIR": str(spec_dir())},
         check=False,
+        timeout=60,
     )
+
+
+def test_generated_types_are_fresh() -> None:
+    done = run_generator(REPO, "--check")
     assert done.returncode == 0, done.stderr
+
+
+def test_check_reports_stale_types(tmp_path: Path) -> None:
+    (tmp_path / "tools").mkdir()
+    for name in ("gen_a2a.py", "gen_a2a_v03.py"):
+        shutil.copy(REPO / "tools" / name, tmp_path / "tools")
+    shutil.copy(REPO / "pyproject.toml", tmp_path)
+    out = tmp_path / "src" / "interlink" / "a2a" / "compat"
+    out.mkdir(parents=True)
+    assert run_generator(tmp_path, "--check").returncode == 1  # not there at all
+    assert run_generator(tmp_path).returncode == 0
+    shutil.copy(REPO / "src" / "interlink" / "a2a" / "compat" / "_v03_types.py", tmp_path)
+    assert (out / "_v03_types.py").read_text() == (tmp_path / "_v03_types.py").read_text()
+    (out / "_v03_types.py").write_text("# edited by hand\n")
+    done = run_generator(tmp_path, "--check")
+    assert (done.returncode, "_v03_types.py is stale" in done.stderr) == (1, True)
 
 
 # ---------------------------------------------------------------------------- official SDK

@@ -19,8 +19,8 @@ exceptions, each for a reason given where it is made:
 - 0.3 free-form error `data` travels in a `google.protobuf.Value` detail beside the
   `ErrorInfo` the code names, and a 1.0 `ErrorInfo` becomes `{"reason", "domain",
   "metadata"}` (other details in `"details"`), which comes back exactly;
-- a 0.3 push config without `pushNotificationConfigId` names the config whose id is the
-  task id (the 0.3 default for a config set without an id).
+- a 0.3 push config set without an `id` gets the task id, and a get without
+  `pushNotificationConfigId` asks for that one (the 0.3 default).
 """
 
 from __future__ import annotations
@@ -351,7 +351,10 @@ def push_config_to_v03(config: t.TaskPushNotificationConfig) -> v.TaskPushNotifi
 
 
 def push_config_from_v03(config: v.TaskPushNotificationConfig) -> t.TaskPushNotificationConfig:
-    return _push_from_v03(config.push_notification_config, config.task_id)
+    """A config without an `id` gets the task id (0.3's default, which `get` without a
+    `pushNotificationConfigId` then finds)."""
+    new = _push_from_v03(config.push_notification_config, config.task_id)
+    return new if new.id else msgspec.structs.replace(new, id=config.task_id)
 
 
 # ---------------------------------------------------------------------------- requests
