@@ -6,13 +6,17 @@ generated `_v03_types`); `*_from_v03` goes back. The request side is `request_fr
 for a client `request_to_v03` with `result_from_v03`; errors go through `error_to_v03`
 and `error_from_v03`.
 
-One rule for a field without a counterpart, everywhere: it is dropped, and the side that
-needs a value gets the protocol's default (the zero value in 1.0, absent in 0.3). The
-exceptions, each for a reason given where it is made:
+A field both versions have is copied by name; a 1.0 zero value (`""`, `[]`, none, false)
+of a field 0.3 may leave out is written as absent. One rule for a field without a
+counterpart, everywhere: it is dropped, and the side that needs a value gets the
+protocol's default (the zero value in 1.0, absent in 0.3). The exceptions, each for a
+reason given where it is made:
 
 - 0.3 `final` is computed (true for terminal and interrupted states, where the 1.0
   stream ends) and dropped on the way in;
-- 0.3 `blocking` absent means blocking (the 1.0 default, and what the 0.3 SDKs do);
+- 0.3 `blocking` absent means blocking (the 1.0 default, and what the 0.3 SDKs do); we
+  always write it;
+- a 0.3 timestamp without an offset is taken as UTC (1.0 requires one);
 - 1.0 `data` parts that are not objects travel as `{"value": ...}` (0.3 data is an
   object) and a 0.3 object whose only key is `value` is unwrapped, as the official SDK
   does;
