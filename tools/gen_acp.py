@@ -608,7 +608,8 @@ def emit_methods(specs: list[dict[str, object]], source: str, title: str, schema
     if own:
         out.append(METHOD_SPEC)
     tables: dict[str, list[str]] = {}
-    for spec, constant in zip(specs, constant_names(specs), strict=True):
+    names = constant_names(specs)
+    for spec, constant in zip(specs, names, strict=True):
         result = f"s.{spec['result']}" if "result" in spec else "None"
         args = [f"name={spec['name']!r}", f"kind={spec['kind']!r}"]
         args += [f"handled_by={spec['side']!r}", f"handler={spec['handler']!r}"]
@@ -625,6 +626,8 @@ def emit_methods(specs: list[dict[str, object]], source: str, title: str, schema
         proxy_note = side == "PROXY" and spec["kind"] == "notification"
         table = f"{side}_NOTIFICATIONS" if proxy_note else f"{side}_METHODS"
         tables.setdefault(table, []).append(f"    {spec['name']!r}: {constant},\n")
+    public = [c for s, c in zip(specs, names, strict=True) if s["side"] in ("agent", "client")]
+    out.insert(1, f"\n__all__ = {sorted(public)!r}\n")  # (re-exported by `methods`)
     for table in ("AGENT_METHODS", "CLIENT_METHODS", "PROTOCOL_METHODS", *sorted(tables)):
         if table in tables:
             entries = "".join(tables.pop(table))

@@ -3,17 +3,14 @@ serves it and enforces the protocol's rules, so no agent has to.
 
 Rules enforced here (ACP errors page, `DECISIONS.md`):
 
-- a request other than `initialize` with no `initialize` before it: -32600; one that
-  comes while `initialize` is being handled waits for it, then is served (-32600 if it
-  failed); notifications likewise wait (in order) or are ignored; a second
-  `initialize`: -32600; the version answered is the client's if we speak it, else ours;
+- the lifecycle of `_lifecycle.py`: `initialize` first (-32600), what comes while it is
+  handled waits for it, then authentication where the agent requires it (-32000); the
+  version answered is the client's if we speak it, else ours;
 - a method the agent did not implement, or gated by a capability it did not advertise:
   -32601 (never a silent success);
 - session-scoped requests naming a session not active on this connection: -32002 with
   `data.sessionId`; deleting an unknown session succeeds;
 - unknown `modeId`, config id or config value: -32602;
-- agents that declare `requires_authentication` answer -32000 to session methods until
-  `authenticate` succeeded;
 - `session/cancel` cancels the running prompt, which then answers `stopReason: cancelled`.
 """
 
@@ -21,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -147,6 +144,7 @@ class AgentSideConnection(Endpoint):
         agent's method named after it (`session/fork` -> `session_fork`)."""
         self.agent = agent
         super().__init__(
+            agent,
             reader,
             writer,
             max_message_size=max_message_size,
@@ -170,9 +168,6 @@ class AgentSideConnection(Endpoint):
 
     # -- the lifecycle (`_lifecycle.py`) ------------------------------------------------
 
-    def _handlers(self) -> Handlers:
-        return self.agent
-
     def _route(self, spec: MethodSpec[Any, Any]) -> Route:
         guarded = spec.needs_auth and self.agent.requires_authentication
         return Route(
@@ -183,10 +178,8 @@ class AgentSideConnection(Endpoint):
         )
 
     def _arrive(self, method: str) -> Callable[[], None] | None:
-        """Each request's lifecycle event as it arrives, until the connection is
-        initialized: there arrival order decides (a request written before `initialize`
-        is refused, one written after it waits for it). Afterwards a request's event is
-        stepped as its handling starts (`_step`), and this hook is gone."""
+        """A request's event as it arrives, until initialized (arrival order decides
+        there); then this hook goes and `_step` steps it as its handling starts."""
         route = self._routes.get(method)
         event = Event.REQUEST if route is None else route.arrive
         try:
@@ -200,9 +193,8 @@ class AgentSideConnection(Endpoint):
         return self._initialize_ended
 
     def _initialize_ended(self) -> None:
-        """The `initialize` admitted is over, however it ended: unless it succeeded
-        (answered, failed, refused by its params, cancelled before it started) the
-        connection is new again."""
+        """The `initialize` admitted is over: unless it succeeded (it failed, its params
+        did not decode, it was cancelled, even before it started), it did not happen."""
         if self._state is State.INITIALIZING:
             self._state = step(self._state, Event.INITIALIZE_FAILED)
             self._initialize_over.set()
@@ -253,18 +245,12 @@ class AgentSideConnection(Endpoint):
         if await self._step(Event.NOTIFICATION):
             await super()._dispatch_notification(method, raw)
 
-    def _scope(self, spec: MethodSpec[Any, Any], params: object) -> _Session | None:
-        return self._session(params) if spec.session_scoped else None
-
     # -- the agent's part of its methods (`_on_<handler>`) ---------------------------------
 
     async def _on_initialize(
-        self,
-        handler: Callable[[s.InitializeRequest], Awaitable[s.InitializeResponse]],
-        params: s.InitializeRequest,
-        _: None,
-    ) -> s.InitializeResponse:
-        response = await handler(params)
+        self, handler: Handler, params: s.InitializeRequest, _: None
+    ) -> object:
+        response: s.InitializeResponse = await handler(params)
         requested = params.protocol_version
         version = requested if requested in SUPPORTED_PROTOCOL_VERSIONS else LATEST_PROTOCOL_VERSION
         if response.protocol_version != version:
@@ -328,26 +314,20 @@ class AgentSideConnection(Endpoint):
     async def _on_set_session_config_option(
         self, handler: Handler, params: object, session: _Session
     ) -> object:
-        self._check_config(session, params)
-        return self._learn(session, await handler(params))
-
-    @staticmethod
-    def _check_config(session: _Session, params: object) -> None:
         config_id: str = getattr(params, "config_id", "")
-        if session.config is None:  # never announced: the agent decides
-            return
-        if config_id not in session.config:
-            raise RpcError.invalid_params(
-                {"detail": f"unknown configId {config_id!r}", "configId": config_id}
-            )
-        allowed = session.config[config_id]
-        value = getattr(params, "value", _UNSET)
-        if isinstance(allowed, set) and value not in allowed:
-            raise RpcError.invalid_params(
-                {"detail": f"unknown value {value!r} for {config_id!r}", "configId": config_id}
-            )
-        if allowed is bool and not isinstance(value, bool):
-            raise RpcError.invalid_params({"detail": f"{config_id!r} takes true or false"})
+        if session.config is not None:  # (never announced: the agent decides)
+            if config_id not in session.config:
+                raise RpcError.invalid_params(
+                    {"detail": f"unknown configId {config_id!r}", "configId": config_id}
+                )
+            allowed = session.config[config_id]
+            value = getattr(params, "value", _UNSET)
+            if isinstance(allowed, set) and value not in allowed:
+                detail = f"unknown value {value!r} for {config_id!r}"
+                raise RpcError.invalid_params({"detail": detail, "configId": config_id})
+            if allowed is bool and not isinstance(value, bool):
+                raise RpcError.invalid_params({"detail": f"{config_id!r} takes true or false"})
+        return self._learn(session, await handler(params))
 
     async def _on_delete_session(
         self, handler: Handler, params: s.DeleteSessionRequest, _: None

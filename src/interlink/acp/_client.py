@@ -115,6 +115,7 @@ class ClientSideConnection(Endpoint):
         unstable: bool = False,
     ) -> None:
         super().__init__(
+            client,
             reader,
             writer,
             max_message_size=max_message_size,
@@ -293,9 +294,6 @@ class ClientSideConnection(Endpoint):
         await self._notify(m.CANCEL, s.CancelNotification(session_id=session_id))
 
     # -- the agent's calls to us (`_on_<handler>`: the client's part) --------------------
-
-    def _handlers(self) -> Handlers:
-        return self.client
 
     async def _on_create_elicitation(self, handler: Handler, params: object, _: None) -> object:
         if not elicitation_mode_open(params, self.OWN_ROOT, self._own_caps):

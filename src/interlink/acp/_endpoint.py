@@ -1,22 +1,20 @@
 """What the agent side and the client side of ACP share.
 
-Each side is an `Endpoint` around one `interlink.aio.Connection`, which registers no
-request by name: every request comes to `_dispatch_request` (the connection's
-fallback), which looks its method up once in the generated method table of the methods
-*this* side handles (`Route`: the `MethodSpec` and the side's own part of the method,
-`_on_<handler>`), checks the capability gate, decodes params with the ACP codec
-(unknown fields and variants kept) and calls the handler. Notifications are decoded by
-the connection, by the table's types. Outgoing calls are typed by the method
-(`_call(methods.PROMPT, params) -> PromptResponse`) and checked against the peer's
-advertised capabilities before anything is sent.
+Each side is an `Endpoint` around one `interlink.aio.Connection` that registers no
+request by name: each comes to `_dispatch_request` (the connection's fallback), which
+looks it up once in the generated table of the methods *this* side handles (a `Route`:
+the `MethodSpec` and the side's own part of it, `_on_<handler>`), checks the capability
+gate, decodes params with the ACP codec (unknown fields and variants kept) and calls the
+handler. Outgoing calls are typed by the method (`_call(m.PROMPT, params)` returns a
+`PromptResponse`) and checked against the peer's advertised capabilities first.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar, cast
 
 import msgspec
@@ -144,7 +142,7 @@ def capabilities_tree(root: str, capabilities: object) -> dict[str, object]:
     return {root: _codec.to_builtins(capabilities)}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class Route:
     """How this side serves one method of its table."""
 
@@ -165,6 +163,7 @@ class Endpoint:
 
     def __init__(
         self,
+        handlers: Handlers,
         reader: ByteReader,
         writer: ByteWriter,
         *,
@@ -172,6 +171,8 @@ class Endpoint:
         unstable: bool = False,
         name: str = "acp",
     ) -> None:
+        #: the `Agent` or `Client` this side serves
+        self._handlers = handlers
         if unstable:
             from interlink.acp import _methods_unstable as tables
         else:
@@ -182,11 +183,7 @@ class Endpoint:
         self.unstable = unstable
         profile = PROFILE
         if max_message_size is not None:
-            profile = Profile(
-                batches=False,
-                max_message_size=max_message_size,
-                cancel_method=PROFILE.cancel_method,
-            )
+            profile = dataclasses.replace(PROFILE, max_message_size=max_message_size)
         self.connection = Connection(reader, writer, profile=profile, codec=CODEC, name=name)
         self.connection.on_unknown_request(self._dispatch_request)
         self.connection.on_unknown_notification(self._dispatch_notification)
@@ -230,12 +227,8 @@ class Endpoint:
 
     def _handler(self, spec: MethodSpec[Any, Any]) -> Handler | None:
         """The handler of a method: one registered on the instance, else its method."""
-        handlers = self._handlers()
-        found = handlers.registered(spec.name)
-        return found if found is not None else getattr(handlers, spec.handler, None)
-
-    def _handlers(self) -> Handlers:
-        raise NotImplementedError
+        found = self._handlers.registered(spec.name)
+        return found if found is not None else getattr(self._handlers, spec.handler, None)
 
     async def _dispatch_request(self, method: str, raw: msgspec.Raw | msgspec.UnsetType) -> object:
         route = self._routes.get(method)
@@ -245,7 +238,7 @@ class Endpoint:
 
     async def _unknown_request(self, method: str, raw: msgspec.Raw | msgspec.UnsetType) -> object:
         if method.startswith("_"):
-            return await self._handlers().ext_method(method, self._ext_params(raw))
+            return await self._handlers.ext_method(method, self._ext_params(raw))
         raise RpcError.method_not_found(method)
 
     async def _serve(self, route: Route, raw: msgspec.Raw | msgspec.UnsetType) -> object:
@@ -256,14 +249,14 @@ class Endpoint:
         handler = self._handler(spec)
         if handler is None:
             raise RpcError.method_not_found(spec.name)
-        scope = self._scope(spec, params)
+        session = self._session(params) if spec.session_scoped else None
         if route.rule is None:
             return await handler(params)
-        return await route.rule(handler, params, scope)
+        return await route.rule(handler, params, session)
 
-    def _scope(self, spec: MethodSpec[Any, Any], params: object) -> object:
-        """What a rule gets besides the params (the agent: the session)."""
-        return None
+    def _session(self, params: object) -> object:
+        """The active session a session-scoped request names (-32002 if none)."""
+        raise NotImplementedError
 
     async def _notified(self, route: Route, params: object) -> None:
         handler = self._handler(route.spec)
@@ -278,7 +271,7 @@ class Endpoint:
         if method.startswith("_"):  # other unknown notifications are ignored (ACP: SHOULD)
             params = self._ext_params(raw)
             with contextlib.suppress(RpcError):
-                await self._handlers().ext_notification(method, params)
+                await self._handlers.ext_notification(method, params)
 
     @staticmethod
     def _ext_params(raw: msgspec.Raw | msgspec.UnsetType) -> object:

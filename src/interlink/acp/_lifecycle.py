@@ -1,23 +1,17 @@
 """The ACP connection's lifecycle, as data: `(state, event) -> state`.
 
-Theory of operation. The agent's connection holds one `State`. Each request and each
-notification that arrives is an event, stepped as its handling starts and before its
-params are decoded: `initialize` is `INITIALIZE`, a method that needs authentication
-(for an agent that requires it) `GUARDED_REQUEST`, any other request `REQUEST`, any
-notification `NOTIFICATION`. The outcomes of `initialize`, `authenticate` and `logout`
-are events too (`INITIALIZED` or `INITIALIZE_FAILED`, `AUTHENTICATED`, `LOGGED_OUT`).
-
-A pair in `TRANSITIONS` is allowed and gives the next state. A pair in `WAITS` (what
-comes while `initialize` is being handled) waits for that one's outcome and is then
-stepped again; if it failed, the request is refused (`initialize_failed`). Any other
-pair is refused: `REFUSALS` holds the error it is answered with (None: a notification,
-dropped). What is in none of the three is an outcome that cannot happen there, a bug
-of ours (`LifecycleError`). Requests are stepped in the order they arrive (each runs
-its first step in the order the connection started it), so a request sent before
-`initialize` is refused and one sent after it waits, whatever the timing.
-
-`initialize` failing (bad params, an error, a cancel) leaves the state as it was before
-it: it may be sent again. Nothing leaves `READY` or `AUTHENTICATED` but authentication.
+Theory of operation. The agent's connection holds one `State`; each request and
+notification is an event, stepped before its params are decoded (`initialize`:
+`INITIALIZE`; a method that needs authentication, for an agent that requires it:
+`GUARDED_REQUEST`; any other: `REQUEST` or `NOTIFICATION`), and so are the successes and
+failures of `initialize`, `authenticate` and `logout`. A pair in `TRANSITIONS` gives the
+next state. A pair in `WAITS` (what comes while `initialize` is being handled) waits for
+that one's outcome and is stepped again (`initialize_failed` if it failed). Any other
+pair is refused with its `REFUSALS` entry (None: a notification, dropped); a pair in
+none of the three is an outcome that cannot happen there (`LifecycleError`, our bug).
+Until initialized, requests are stepped as they arrive, in order: one sent before
+`initialize` is refused, one sent after it waits. A failed `initialize` (bad params, an
+error, a cancel) leaves the state as before: it may be sent again.
 """
 
 from __future__ import annotations
@@ -26,21 +20,6 @@ from collections.abc import Callable
 from enum import StrEnum
 
 from interlink.jsonrpc import InvalidRequest, RpcError
-
-__all__ = [
-    "ARRIVALS",
-    "SUCCESSES",
-    "REFUSALS",
-    "TRANSITIONS",
-    "WAITS",
-    "Dropped",
-    "Event",
-    "LifecycleError",
-    "State",
-    "Waits",
-    "initialize_failed",
-    "step",
-]
 
 
 class State(StrEnum):
@@ -113,11 +92,11 @@ class Dropped(Exception):
 
 
 class Waits(Exception):
-    """The event waits for the outcome of the `initialize` being handled."""
+    """What waits for the outcome of the `initialize` being handled."""
 
 
 class LifecycleError(RuntimeError):
-    """An outcome stepped in a state it cannot happen in (a bug of ours)."""
+    """An outcome stepped where it cannot happen (a bug of ours)."""
 
 
 def step(state: State, event: Event) -> State:

@@ -11,6 +11,33 @@ import msgspec
 
 from interlink.acp import _schema as s
 
+__all__ = [
+    "AUTHENTICATE",
+    "CANCEL",
+    "CLOSE_SESSION",
+    "COMPLETE_ELICITATION",
+    "CREATE_ELICITATION",
+    "CREATE_TERMINAL",
+    "DELETE_SESSION",
+    "INITIALIZE",
+    "KILL_TERMINAL",
+    "LIST_SESSIONS",
+    "LOAD_SESSION",
+    "LOGOUT",
+    "NEW_SESSION",
+    "PROMPT",
+    "READ_TEXT_FILE",
+    "RELEASE_TERMINAL",
+    "REQUEST_PERMISSION",
+    "RESUME_SESSION",
+    "SESSION_UPDATE",
+    "SET_SESSION_CONFIG_OPTION",
+    "SET_SESSION_MODE",
+    "TERMINAL_OUTPUT",
+    "WAIT_FOR_TERMINAL_EXIT",
+    "WRITE_TEXT_FILE",
+]
+
 P = TypeVar("P")
 R = TypeVar("R")
 Side = Literal["agent", "client", "protocol", "proxy"]
