@@ -321,7 +321,8 @@ class ClientSideConnection(Endpoint):
     async def _on_session_update(
         self, handler: Handler | None, params: s.SessionNotification, _: None
     ) -> None:
-        for transcript in self._transcripts.get(params.session_id, ()):
-            transcript.add(params.update)
+        if self._transcripts:  # (the hot path: none)
+            for transcript in self._transcripts.get(params.session_id, ()):
+                transcript.add(params.update)
         if handler is not None:
             await handler(params)
