@@ -56,7 +56,6 @@ logger = logging.getLogger("interlink.acp")
 __all__ = ["Agent", "AgentSideConnection"]
 
 _UNSET = msgspec.UNSET
-_UNINITIALIZED = (State.NEW, State.INITIALIZING)
 
 
 class Agent(Handlers):
@@ -207,7 +206,7 @@ class AgentSideConnection(Endpoint):
             self._state = step(self._state, event)
         except Waits:
             await self._initialize_over.wait()
-            if self._state in _UNINITIALIZED:  # it failed (another may have begun since)
+            if self._state in (State.NEW, State.INITIALIZING):  # it failed
                 if event is Event.NOTIFICATION:
                     return False
                 raise initialize_failed() from None

@@ -254,8 +254,7 @@ class Endpoint:
             return await handler(params)
         return await route.rule(handler, params, session)
 
-    def _session(self, params: object) -> object:
-        """The active session a session-scoped request names (-32002 if none)."""
+    def _session(self, params: object) -> object:  # (the agent's: -32002 for none)
         raise NotImplementedError
 
     async def _notified(self, route: Route, params: object) -> None:
