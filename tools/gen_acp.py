@@ -496,17 +496,23 @@ from __future__ import annotations
 '''
 
 METHOD_SPEC = '''
+P = TypeVar("P")
+R = TypeVar("R")
 Side = Literal["agent", "client", "protocol", "proxy"]
 
 
-class MethodSpec(msgspec.Struct, frozen=True, kw_only=True):
-    """One ACP method: its wire name, types, handling side and capability gate."""
+class MethodSpec(msgspec.Struct, Generic[P, R], frozen=True, kw_only=True):
+    """One ACP method: everything dispatch needs. Typed by its params ``P`` and result
+    ``R`` (``None`` for a notification), so a call or a handler of the wrong shape is a
+    type error."""
 
     name: str
     """Wire name, e.g. ``session/prompt``."""
     kind: Literal["request", "notification"]
     handled_by: Side
     """The side that receives and handles it (the schema's ``x-side``)."""
+    handler: str
+    """The name of the handling side's Python method, e.g. ``prompt``."""
     params: object
     """Params type, for ``_codec.decode``."""
     result: object
@@ -514,10 +520,23 @@ class MethodSpec(msgspec.Struct, frozen=True, kw_only=True):
     gate: tuple[tuple[str, ...], ...] = ()
     """Capability paths (wire names from the ``initialize`` exchange); the method is
     available when any one of them holds ``true`` or an object. Empty: ungated."""
+    session_scoped: bool = False
+    """Its ``sessionId`` must name a session active on the connection (else -32002)."""
+    needs_auth: bool = False
+    """Refused (-32000) until ``authenticate`` succeeded, by an agent that requires it."""
     stable: bool = True
     """False for methods only in ``schema.unstable.json``."""
 
 '''
+# Python method names the role rule (type name in snake case) does not give.
+HANDLER_NAMES = {"session/update": "session_update"}
+# Requests whose session must be active on the connection (acp.md: session-scoped).
+SESSION_SCOPED = {
+    "session/prompt",
+    "session/set_mode",
+    "session/set_config_option",
+    "session/close",
+}
 
 
 def method_specs(defs: dict[str, Json], stable_names: set[str]) -> list[dict[str, object]]:
@@ -532,11 +551,19 @@ def method_specs(defs: dict[str, Json], stable_names: set[str]) -> list[dict[str
         spec["side"] = side
         spec["result" if role == "Response" else "params"] = name
     out = []
-    for (_, kind, method), spec in sorted(specs.items()):
+    for (side, kind, method), spec in sorted(specs.items()):
         assert "params" in spec, spec
         assert ("result" in spec) == (kind == "request"), spec
         spec["gate"] = GATES.get(method, ())
         spec["stable"] = method in stable_names
+        # stable methods are named after their params type (`NewSessionRequest` ->
+        # `new_session`); unstable-only ones after their wire name (`session/fork`)
+        role_name = str(spec["params"]).removesuffix("Request").removesuffix("Notification")
+        default = snake(role_name) if spec["stable"] else method.replace("/", "_")
+        spec["handler"] = HANDLER_NAMES.get(method, default)
+        spec["session_scoped"] = method in SESSION_SCOPED
+        # sessions are what authentication guards (acp.md: authenticate before session/new)
+        spec["needs_auth"] = side == "agent" and kind == "request" and method.startswith("session/")
         out.append(spec)
     return out
 
@@ -557,9 +584,23 @@ def check_gates(defs: dict[str, Json]) -> None:
                 node = defs[name] if name else prop
 
 
+def constant_names(specs: list[dict[str, object]]) -> list[str]:
+    """`PROMPT`, `NEW_SESSION`: the handler's name; one both sides handle (`mcp/message`)
+    or that is a request and a notification (`proxy/successor`) says which."""
+    names = [str(spec["handler"]).upper() for spec in specs]
+    twins = [[s for s, n in zip(specs, names, strict=True) if n == name] for name in names]
+    for i, (spec, same) in enumerate(zip(specs, twins, strict=True)):
+        if len({str(s["side"]) for s in same}) > 1:
+            names[i] = f"{str(spec['side']).upper()}_{names[i]}"
+        elif len(same) > 1:
+            names[i] += f"_{str(spec['kind']).upper()}"
+    return names
+
+
 def emit_methods(specs: list[dict[str, object]], source: str, title: str, schema: str) -> str:
     own = schema == "_schema"
-    imports = "from typing import Literal\n\nimport msgspec\n\n" if own else ""
+    imports = "from typing import Any"
+    imports += ", Generic, Literal, TypeVar\n\nimport msgspec\n\n" if own else "\n\n"
     imports += f"from interlink.acp import {schema} as s\n"
     if not own:
         imports += "from interlink.acp._methods import MethodSpec\n"
@@ -567,23 +608,30 @@ def emit_methods(specs: list[dict[str, object]], source: str, title: str, schema
     if own:
         out.append(METHOD_SPEC)
     tables: dict[str, list[str]] = {}
-    for spec in specs:
+    names = constant_names(specs)
+    for spec, constant in zip(specs, names, strict=True):
         result = f"s.{spec['result']}" if "result" in spec else "None"
         args = [f"name={spec['name']!r}", f"kind={spec['kind']!r}"]
-        args += [f"handled_by={spec['side']!r}", f"params=s.{spec['params']}", f"result={result}"]
+        args += [f"handled_by={spec['side']!r}", f"handler={spec['handler']!r}"]
+        args += [f"params=s.{spec['params']}", f"result={result}"]
         if spec["gate"]:
             args.append(f"gate={spec['gate']!r}")
+        args += [f"{flag}=True" for flag in ("session_scoped", "needs_auth") if spec[flag]]
         if not spec["stable"]:
             args.append("stable=False")
+        typed = f"MethodSpec[s.{spec['params']}, {result}]"
+        out.append(f"\n{constant}: {typed} = MethodSpec({', '.join(args)})\n")
         side = str(spec["side"]).upper()
         # proxy/successor is both a request and a notification on the proxy side
         proxy_note = side == "PROXY" and spec["kind"] == "notification"
         table = f"{side}_NOTIFICATIONS" if proxy_note else f"{side}_METHODS"
-        entry = f"    {spec['name']!r}: MethodSpec({', '.join(args)}),\n"
-        tables.setdefault(table, []).append(entry)
+        tables.setdefault(table, []).append(f"    {spec['name']!r}: {constant},\n")
+    public = [c for s, c in zip(specs, names, strict=True) if s["side"] in ("agent", "client")]
+    out.insert(1, f"\n__all__ = {sorted(public)!r}\n")  # (re-exported by `methods`)
     for table in ("AGENT_METHODS", "CLIENT_METHODS", "PROTOCOL_METHODS", *sorted(tables)):
         if table in tables:
-            out.append(f"\n{table}: dict[str, MethodSpec] = {{\n{''.join(tables.pop(table))}}}\n")
+            entries = "".join(tables.pop(table))
+            out.append(f"\n{table}: dict[str, MethodSpec[Any, Any]] = {{\n{entries}}}\n")
     return "".join(out)
 
 

@@ -3,28 +3,24 @@ serves it and enforces the protocol's rules, so no agent has to.
 
 Rules enforced here (ACP errors page, `DECISIONS.md`):
 
-- a request other than `initialize` with no `initialize` before it: -32600; one that
-  comes while `initialize` is being handled waits for it, then is served (-32600 if it
-  failed); notifications likewise wait (in order) or are ignored; a second
-  `initialize`: -32600; the version answered is the client's if we speak it, else ours;
+- the lifecycle of `_lifecycle.py`: `initialize` first (-32600), what comes while it is
+  handled waits for it, then authentication where the agent requires it (-32000); the
+  version answered is the client's if we speak it, else ours;
 - a method the agent did not implement, or gated by a capability it did not advertise:
   -32601 (never a silent success);
 - session-scoped requests naming a session not active on this connection: -32002 with
   `data.sessionId`; deleting an unknown session succeeds;
 - unknown `modeId`, config id or config value: -32602;
-- agents that declare `requires_authentication` answer -32000 to session methods until
-  `authenticate` succeeded;
 - `session/cancel` cancels the running prompt, which then answers `stopReason: cancelled`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -34,11 +30,23 @@ from interlink.acp._endpoint import (
     LATEST_PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
     Endpoint,
+    Handler,
+    Route,
     SessionNotFound,
     capabilities_tree,
     unadvertised_content,
 )
-from interlink.acp._methods import MethodSpec
+from interlink.acp._lifecycle import (
+    ARRIVALS,
+    SUCCESSES,
+    Dropped,
+    Event,
+    State,
+    Waits,
+    initialize_failed,
+    step,
+)
+from interlink.acp._methods import CANCEL, MethodSpec
 from interlink.acp._registry import Handlers
 from interlink.aio import ByteReader, ByteWriter
 from interlink.jsonrpc import InvalidRequest, RpcError
@@ -106,33 +114,6 @@ class Agent(Handlers):
     async def cancel(self, params: s.CancelNotification) -> None:
         """Called on `session/cancel` (the running prompt is cancelled for you)."""
 
-    async def ext_method(self, method: str, params: object) -> object:
-        raise RpcError.method_not_found(method)
-
-    async def ext_notification(self, method: str, params: object) -> None:
-        return None
-
-
-# wire method -> Agent method name
-_HANDLERS = {
-    "initialize": "initialize",
-    "authenticate": "authenticate",
-    "logout": "logout",
-    "session/new": "new_session",
-    "session/load": "load_session",
-    "session/resume": "resume_session",
-    "session/list": "list_sessions",
-    "session/delete": "delete_session",
-    "session/close": "close_session",
-    "session/set_mode": "set_session_mode",
-    "session/set_config_option": "set_session_config_option",
-    "session/prompt": "prompt",
-}
-_SESSION_SCOPED = frozenset(
-    {"session/prompt", "session/set_mode", "session/set_config_option", "session/close"}
-)
-_NEEDS_AUTH = frozenset(_HANDLERS) - {"initialize", "authenticate", "logout"}
-
 
 @dataclass
 class _Session:
@@ -161,23 +142,23 @@ class AgentSideConnection(Endpoint):
         """`unstable=True` opts in to the unstable methods; their params are then the
         types of `interlink.acp._schema_unstable`, and an unstable-only method calls the
         agent's method named after it (`session/fork` -> `session_fork`)."""
+        self.agent = agent
         super().__init__(
+            agent,
             reader,
             writer,
             max_message_size=max_message_size,
             unstable=unstable,
             name="acp-agent",
         )
-        self.agent = agent
         self.client = ClientHandle(self)
-        #: set once the `initialize` being handled is over; None when none is
-        self._initializing: asyncio.Event | None = None
-        self._initialized = False
-        self._authenticated = False
+        self._state = State.NEW
+        #: set once the `initialize` being handled is over (a new one for each)
+        self._initialize_over = asyncio.Event()
         self._sessions: dict[str, _Session] = {}
         #: what `initialize` answered: the prompt content this agent takes
         self._agent_caps: s.AgentCapabilities | msgspec.UnsetType | None = None
-        self.connection.admit_requests(self._admit)
+        self.connection.admit_requests(self._arrive)
         agent.on_connect(self.client)
 
     async def serve(self) -> None:
@@ -185,95 +166,91 @@ class AgentSideConnection(Endpoint):
         async with self:
             await self.wait_closed()
 
-    # -- rules before decoding ---------------------------------------------------------
+    # -- the lifecycle (`_lifecycle.py`) ------------------------------------------------
 
-    def _admit(self, method: str) -> Callable[[], None] | None:
-        """The initialisation gate, applied as each request arrives: with no `initialize`
-        before it, anything but `initialize` is -32600, and so is a second `initialize`.
-        A request that comes while `initialize` is being handled is admitted and waits
-        for it (`_dispatch_request`). An `initialize` that fails (bad params, an error, a
-        cancel) leaves the gate as it was: it may be sent again."""
-        if method == "initialize":
-            if self._initialized:
-                raise InvalidRequest(data={"detail": "the connection is already initialized"})
-            if self._initializing is not None:
-                raise InvalidRequest(data={"detail": "an initialize is already being handled"})
-            self._initializing = asyncio.Event()
-            return self._initialize_over
-        if self._initialized or self._initializing is not None:
-            return None
-        raise InvalidRequest(data={"detail": "initialize first"})
-
-    def _initialize_over(self) -> None:
-        """Called once the `initialize` request is over (its answer is queued)."""
-        over, self._initializing = self._initializing, None
-        if over is not None:
-            over.set()
-
-    async def _after_initialize(self) -> bool:
-        """Waits for the `initialize` being handled, if any: whether it succeeded."""
-        over = self._initializing
-        if not self._initialized and over is not None:
-            await over.wait()
-        return self._initialized
-
-    async def _dispatch_request(self, method: str, raw: msgspec.Raw | msgspec.UnsetType) -> object:
-        # admitted, so initialized or come while `initialize` was being handled: such a
-        # request starts before that one's `_initialize_over` (a done callback) runs,
-        # so it finds the event to wait on
-        if method == "initialize":
-            # what it asks the client is answered at once, not behind the notifications that
-            # wait for it
-            self.connection.answer_this_task_directly()
-        elif not await self._after_initialize():
-            raise InvalidRequest(data={"detail": "the initialize before this request failed"})
-        return await super()._dispatch_request(method, raw)
-
-    def _check_request(self, spec: MethodSpec) -> None:
-        if (
-            self.agent.requires_authentication
-            and not self._authenticated
-            and spec.name in _NEEDS_AUTH
-        ):
-            raise RpcError.auth_required({"detail": "authenticate first"})
-
-    # -- requests -----------------------------------------------------------------------
-
-    async def _handle_request(self, spec: MethodSpec, params: object) -> object:
-        name = spec.name
-        handler = self.agent.registered(name) or getattr(
-            self.agent, _HANDLERS.get(name) or name.replace("/", "_"), None
+    def _route(self, spec: MethodSpec[Any, Any]) -> Route:
+        guarded = spec.needs_auth and self.agent.requires_authentication
+        return Route(
+            spec,
+            getattr(self, f"_on_{spec.handler}", None),
+            ARRIVALS.get(spec.name, Event.GUARDED_REQUEST if guarded else Event.REQUEST),
+            SUCCESSES.get(spec.name),
         )
-        if handler is None:
-            raise RpcError.method_not_found(name)
-        if name == "initialize":
-            return await self._initialize(handler, params)  # type: ignore[arg-type]
-        if name in _SESSION_SCOPED:
-            session = self._session(params)
-            if name == "session/prompt":
-                return await self._prompt(session, params)  # type: ignore[arg-type]
-            if name == "session/set_mode":
-                self._check_mode(session, params)  # type: ignore[arg-type]
-            elif name == "session/set_config_option":
-                self._check_config(session, params)
-        if name == "session/delete":
-            return await self._delete(params)  # type: ignore[arg-type]
-        if name == "session/close":  # "as if session/cancel had been called", first
-            await self._cancel(getattr(params, "session_id"))  # noqa: B009
-        result = await handler(params)
-        if name == "authenticate":
-            self._authenticated = True
-        elif name == "logout":
-            self._authenticated = False
-        self._track(name, params, result)
+
+    def _arrive(self, method: str) -> Callable[[], None] | None:
+        """A request's event as it arrives, until initialized (arrival order decides
+        there); then this hook goes and `_step` steps it as its handling starts."""
+        route = self._routes.get(method)
+        event = Event.REQUEST if route is None else route.arrive
+        try:
+            state = step(self._state, event)  # raises the refusal: answered at once
+        except Waits:
+            return None  # admitted: it waits in its task
+        if event is not Event.INITIALIZE:
+            return None
+        self._state = state
+        self._initialize_over = asyncio.Event()
+        return self._initialize_ended
+
+    def _initialize_ended(self) -> None:
+        """The `initialize` admitted is over: unless it succeeded (it failed, its params
+        did not decode, it was cancelled, even before it started), it did not happen."""
+        if self._state is State.INITIALIZING:
+            self._state = step(self._state, Event.INITIALIZE_FAILED)
+            self._initialize_over.set()
+
+    async def _step(self, event: Event) -> bool:
+        """Step the lifecycle for what starts being handled (raising its refusal): False
+        for a notification to drop. What came while `initialize` was handled waits."""
+        try:
+            self._state = step(self._state, event)
+        except Waits:
+            await self._initialize_over.wait()
+            if self._state in (State.NEW, State.INITIALIZING):  # it failed
+                if event is Event.NOTIFICATION:
+                    return False
+                raise initialize_failed() from None
+            self._state = step(self._state, event)
+        except Dropped:
+            return False
+        return True
+
+    async def _serve(self, route: Route, raw: msgspec.Raw | msgspec.UnsetType) -> object:
+        if route.arrive is Event.INITIALIZE and self._state is State.INITIALIZING:
+            # (admitted as it arrived, by `_arrive`): what it asks the client is answered
+            # at once, not behind the notifications that wait for it
+            self.connection.answer_this_task_directly()
+            result = await super()._serve(route, raw)
+            self._state = step(self._state, Event.INITIALIZED)
+            self.connection.admit_requests(None)  # (from now on: `_step`)
+            self._initialize_over.set()
+            return result
+        await self._step(route.arrive)
+        result = await super()._serve(route, raw)
+        if route.success is not None:
+            self._state = step(self._state, route.success)
         return result
 
-    async def _initialize(
-        self,
-        handler: Callable[[s.InitializeRequest], Awaitable[s.InitializeResponse]],
-        params: s.InitializeRequest,
-    ) -> s.InitializeResponse:
-        response = await handler(params)
+    async def _unknown_request(self, method: str, raw: msgspec.Raw | msgspec.UnsetType) -> object:
+        await self._step(Event.REQUEST)
+        return await super()._unknown_request(method, raw)
+
+    async def _notified(self, route: Route, params: object) -> None:
+        if await self._step(Event.NOTIFICATION):
+            await super()._notified(route, params)
+
+    async def _dispatch_notification(
+        self, method: str, raw: msgspec.Raw | msgspec.UnsetType
+    ) -> None:
+        if await self._step(Event.NOTIFICATION):
+            await super()._dispatch_notification(method, raw)
+
+    # -- the agent's part of its methods (`_on_<handler>`) ---------------------------------
+
+    async def _on_initialize(
+        self, handler: Handler, params: s.InitializeRequest, _: None
+    ) -> object:
+        response: s.InitializeResponse = await handler(params)
         requested = params.protocol_version
         version = requested if requested in SUPPORTED_PROTOCOL_VERSIONS else LATEST_PROTOCOL_VERSION
         if response.protocol_version != version:
@@ -281,7 +258,6 @@ class AgentSideConnection(Endpoint):
         self._own_caps = capabilities_tree(self.OWN_ROOT, response.agent_capabilities)
         self._agent_caps = response.agent_capabilities
         self._peer_caps = capabilities_tree(self.PEER_ROOT, params.client_capabilities)
-        self._initialized = True
         return response
 
     def _session(self, params: object) -> _Session:
@@ -291,7 +267,9 @@ class AgentSideConnection(Endpoint):
             raise SessionNotFound(session_id)
         return session
 
-    async def _prompt(self, session: _Session, params: s.PromptRequest) -> object:
+    async def _on_prompt(
+        self, handler: Handler, params: s.PromptRequest, session: _Session
+    ) -> object:
         if session.prompt is not None and not session.prompt.done():
             raise InvalidRequest(data={"detail": "a prompt is already running in this session"})
         refused = unadvertised_content(self._agent_caps, params.prompt)
@@ -301,7 +279,6 @@ class AgentSideConnection(Endpoint):
         task = asyncio.current_task()
         session.prompt = task
         try:
-            handler = self.agent.registered("session/prompt") or self.agent.prompt
             response = await handler(params)
             if session.cancelled and isinstance(response, s.PromptResponse):
                 # the handler swallowed the cancellation: a cancelled turn still answers
@@ -325,60 +302,74 @@ class AgentSideConnection(Endpoint):
         finally:
             session.prompt = None
 
-    def _check_mode(self, session: _Session, params: s.SetSessionModeRequest) -> None:
+    async def _on_set_session_mode(
+        self, handler: Handler, params: s.SetSessionModeRequest, session: _Session
+    ) -> object:
         if session.modes is not None and params.mode_id not in session.modes:
             raise RpcError.invalid_params(
                 {"detail": f"unknown modeId {params.mode_id!r}", "modeId": params.mode_id}
             )
+        return self._learn(session, await handler(params))
 
-    def _check_config(self, session: _Session, params: object) -> None:
+    async def _on_set_session_config_option(
+        self, handler: Handler, params: object, session: _Session
+    ) -> object:
         config_id: str = getattr(params, "config_id", "")
-        if session.config is None:  # never announced: the agent decides
-            return
-        if config_id not in session.config:
-            raise RpcError.invalid_params(
-                {"detail": f"unknown configId {config_id!r}", "configId": config_id}
-            )
-        allowed = session.config[config_id]
-        value = getattr(params, "value", _UNSET)
-        if isinstance(allowed, set) and value not in allowed:
-            raise RpcError.invalid_params(
-                {"detail": f"unknown value {value!r} for {config_id!r}", "configId": config_id}
-            )
-        if allowed is bool and not isinstance(value, bool):
-            raise RpcError.invalid_params({"detail": f"{config_id!r} takes true or false"})
+        if session.config is not None:  # (never announced: the agent decides)
+            if config_id not in session.config:
+                raise RpcError.invalid_params(
+                    {"detail": f"unknown configId {config_id!r}", "configId": config_id}
+                )
+            allowed = session.config[config_id]
+            value = getattr(params, "value", _UNSET)
+            if isinstance(allowed, set) and value not in allowed:
+                detail = f"unknown value {value!r} for {config_id!r}"
+                raise RpcError.invalid_params({"detail": detail, "configId": config_id})
+            if allowed is bool and not isinstance(value, bool):
+                raise RpcError.invalid_params({"detail": f"{config_id!r} takes true or false"})
+        return self._learn(session, await handler(params))
 
-    async def _delete(self, params: s.DeleteSessionRequest) -> object:
+    async def _on_delete_session(
+        self, handler: Handler, params: s.DeleteSessionRequest, _: None
+    ) -> object:
         session = self._sessions.pop(params.session_id, None)
         if session is not None and session.prompt is not None:
             session.cancelled = True  # (the prompt answers `cancelled`)
             session.prompt.cancel()
         try:
-            return await self.agent.delete_session(params)
+            return await handler(params)
         except SessionNotFound:
             return s.DeleteSessionResponse()  # deleting what does not exist succeeds
 
-    def _track(self, name: str, params: object, result: object) -> None:
-        """Keep the connection's view of sessions, modes and config options current."""
-        if name in ("session/new", "session/load", "session/resume"):
-            session_id = getattr(result, "session_id", None) or getattr(params, "session_id")  # noqa: B009
-            session = self._sessions.setdefault(session_id, _Session())
-            self._learn(session, result)
-        elif name == "session/close":
-            self._sessions.pop(getattr(params, "session_id"), None)  # noqa: B009
-        elif name in ("session/set_config_option", "session/set_mode"):
-            known = self._sessions.get(getattr(params, "session_id"))  # noqa: B009
-            if known is not None:
-                self._learn(known, result)
+    async def _on_close_session(
+        self, handler: Handler, params: s.CloseSessionRequest, _: _Session
+    ) -> object:
+        # "as if session/cancel had been called", first
+        await self._on_cancel(
+            self._handler(CANCEL), s.CancelNotification(session_id=params.session_id), None
+        )
+        result = await handler(params)
+        self._sessions.pop(params.session_id, None)
+        return result
+
+    async def _on_new_session(self, handler: Handler, params: object, _: None) -> object:
+        """(and `session/load`, `session/resume`): the session is active from now on."""
+        result = await handler(params)
+        session_id = getattr(result, "session_id", None) or getattr(params, "session_id")  # noqa: B009
+        return self._learn(self._sessions.setdefault(session_id, _Session()), result)
+
+    _on_load_session = _on_resume_session = _on_new_session
 
     @staticmethod
-    def _learn(session: _Session, result: object) -> None:
+    def _learn(session: _Session, result: object) -> object:
+        """Keep the connection's view of a session's modes and config options current."""
         available = getattr(getattr(result, "modes", None), "available_modes", None)
         if isinstance(available, list):
             session.modes = {mode.id for mode in available}
         options = getattr(result, "config_options", None)
         if isinstance(options, list):
             session.config = _config_values(options)
+        return result
 
     def note_update(self, session_id: str, update: object) -> None:
         """Learn modes and config options the agent announces in its own updates."""
@@ -388,34 +379,17 @@ class AgentSideConnection(Endpoint):
         if session is not None:
             session.config = _config_values(getattr(update, "config_options", ()))
 
-    # -- notifications -------------------------------------------------------------------
-
-    async def _handle_notification(self, spec: MethodSpec, params: object) -> None:
-        if not await self._after_initialize():
-            return  # (before initialize: ignored)
-        if spec.name == "session/cancel":
-            await self._cancel(getattr(params, "session_id"), params)  # noqa: B009
-
-    async def _cancel(self, session_id: str, notification: object = None) -> None:
-        """`session/cancel`: the running prompt answers `cancelled`; the agent's hook
-        gets the notification (or one made up, for a `session/close`)."""
-        session = self._sessions.get(session_id)
+    async def _on_cancel(
+        self, handler: Handler | None, params: s.CancelNotification, _: None
+    ) -> None:
+        """`session/cancel` (and `session/close`): the running prompt answers `cancelled`,
+        then the agent's hook gets the notification."""
+        session = self._sessions.get(params.session_id)
         if session is not None and session.prompt is not None and not session.prompt.done():
             session.cancelled = True
             session.prompt.cancel()
-        handler = self.agent.registered("session/cancel") or self.agent.cancel
-        await handler(notification or s.CancelNotification(session_id=session_id))  # type: ignore[arg-type]
-
-    async def _ext_request(self, method: str, params: object) -> object:
-        if not self._initialized:
-            raise InvalidRequest(data={"detail": "initialize first"})
-        return await self.agent.ext_method(method, params)
-
-    async def _ext_notification(self, method: str, params: object) -> None:
-        if not await self._after_initialize():
-            return
-        with contextlib.suppress(RpcError):
-            await self.agent.ext_notification(method, params)
+        if handler is not None:
+            await handler(params)
 
 
 def _tag(value: object) -> object:

@@ -12,23 +12,24 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from pathlib import PurePosixPath, PureWindowsPath
-from typing import cast
+from typing import Any
 
 import msgspec
 
+from interlink.acp import _methods as m
 from interlink.acp import _schema as s
 from interlink.acp._endpoint import (
     LATEST_PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
     Endpoint,
+    Handler,
     ProtocolVersionError,
     capabilities_tree,
     elicitation_mode_open,
     unadvertised_content,
 )
-from interlink.acp._methods import MethodSpec
 from interlink.acp._registry import Handlers
 from interlink.acp._transcript import Transcript
 from interlink.aio import ByteReader, ByteWriter
@@ -84,12 +85,6 @@ class Client(Handlers):
     async def complete_elicitation(self, params: s.CompleteElicitationNotification) -> None:
         return None
 
-    async def ext_method(self, method: str, params: object) -> object:
-        raise RpcError.method_not_found(method)
-
-    async def ext_notification(self, method: str, params: object) -> None:
-        return None
-
 
 def _absolute(cwd: str | os.PathLike[str]) -> str:
     """`cwd` as sent: "The working directory for this session. Must be an absolute
@@ -101,21 +96,6 @@ def _absolute(cwd: str | os.PathLike[str]) -> str:
             f"(such as os.path.abspath({path!r}))"
         )
     return path
-
-
-_HANDLERS = {
-    "session/update": "session_update",
-    "session/request_permission": "request_permission",
-    "fs/read_text_file": "read_text_file",
-    "fs/write_text_file": "write_text_file",
-    "terminal/create": "create_terminal",
-    "terminal/output": "terminal_output",
-    "terminal/wait_for_exit": "wait_for_terminal_exit",
-    "terminal/kill": "kill_terminal",
-    "terminal/release": "release_terminal",
-    "elicitation/create": "create_elicitation",
-    "elicitation/complete": "complete_elicitation",
-}
 
 
 class ClientSideConnection(Endpoint):
@@ -135,6 +115,7 @@ class ClientSideConnection(Endpoint):
         unstable: bool = False,
     ) -> None:
         super().__init__(
+            client,
             reader,
             writer,
             max_message_size=max_message_size,
@@ -144,8 +125,8 @@ class ClientSideConnection(Endpoint):
         self.client = client
         self.agent_info: s.InitializeResponse | None = None
         self._initializing = False
-        self._permissions: dict[str, set[asyncio.Task[object]]] = {}
-        self._cancelled: set[asyncio.Task[object]] = set()
+        self._permissions: dict[str, set[asyncio.Task[Any]]] = {}
+        self._cancelled: set[asyncio.Task[Any]] = set()
         self._transcripts: dict[str, list[Transcript]] = {}
 
     # -- calls to the agent --------------------------------------------------------------
@@ -173,17 +154,12 @@ class ClientSideConnection(Endpoint):
     ) -> s.InitializeResponse:
         caps = capabilities or s.ClientCapabilities()
         self._own_caps = capabilities_tree(self.OWN_ROOT, caps)
-        result = cast(
-            s.InitializeResponse,
-            await self._call(
-                "initialize",
-                s.InitializeRequest(
-                    protocol_version=protocol_version,
-                    client_capabilities=caps,
-                    client_info=_UNSET if client_info is None else client_info,
-                ),
-            ),
+        params = s.InitializeRequest(
+            protocol_version=protocol_version,
+            client_capabilities=caps,
+            client_info=_UNSET if client_info is None else client_info,
         )
+        result = await self._call(m.INITIALIZE, params)
         if result.protocol_version not in SUPPORTED_PROTOCOL_VERSIONS:
             raise ProtocolVersionError(
                 f"the agent speaks ACP version {result.protocol_version}; interlink speaks "
@@ -201,14 +177,11 @@ class ClientSideConnection(Endpoint):
 
     async def authenticate(self, method_id: str) -> s.AuthenticateResponse:
         self._ready()
-        return cast(
-            s.AuthenticateResponse,
-            await self._call("authenticate", s.AuthenticateRequest(method_id=method_id)),
-        )
+        return await self._call(m.AUTHENTICATE, s.AuthenticateRequest(method_id=method_id))
 
     async def logout(self) -> s.LogoutResponse:
         self._ready()
-        return cast(s.LogoutResponse, await self._call("logout", s.LogoutRequest()))
+        return await self._call(m.LOGOUT, s.LogoutRequest())
 
     async def new_session(
         self, cwd: str | os.PathLike[str], mcp_servers: Sequence[s.McpServer] = ()
@@ -217,7 +190,7 @@ class ClientSideConnection(Endpoint):
         here, with `ProtocolMisuse`: ACP requires absolute paths)."""
         self._ready()
         params = s.NewSessionRequest(cwd=_absolute(cwd), mcp_servers=list(mcp_servers))
-        return cast(s.NewSessionResponse, await self._call("session/new", params))
+        return await self._call(m.NEW_SESSION, params)
 
     async def load_session(
         self,
@@ -229,14 +202,14 @@ class ClientSideConnection(Endpoint):
         params = s.LoadSessionRequest(
             session_id=session_id, cwd=_absolute(cwd), mcp_servers=list(mcp_servers)
         )
-        return cast(s.LoadSessionResponse, await self._call("session/load", params))
+        return await self._call(m.LOAD_SESSION, params)
 
     async def resume_session(
         self, session_id: str, cwd: str | os.PathLike[str]
     ) -> s.ResumeSessionResponse:
         self._ready()
         params = s.ResumeSessionRequest(session_id=session_id, cwd=_absolute(cwd))
-        return cast(s.ResumeSessionResponse, await self._call("session/resume", params))
+        return await self._call(m.RESUME_SESSION, params)
 
     async def list_sessions(
         self, *, cwd: str | os.PathLike[str] | None = None, cursor: str | None = None
@@ -246,22 +219,22 @@ class ClientSideConnection(Endpoint):
             cwd=_UNSET if cwd is None else _absolute(cwd),
             cursor=_UNSET if cursor is None else cursor,
         )
-        return cast(s.ListSessionsResponse, await self._call("session/list", params))
+        return await self._call(m.LIST_SESSIONS, params)
 
     async def delete_session(self, session_id: str) -> s.DeleteSessionResponse:
         self._ready()
         params = s.DeleteSessionRequest(session_id=session_id)
-        return cast(s.DeleteSessionResponse, await self._call("session/delete", params))
+        return await self._call(m.DELETE_SESSION, params)
 
     async def close_session(self, session_id: str) -> s.CloseSessionResponse:
         self._ready()
         params = s.CloseSessionRequest(session_id=session_id)
-        return cast(s.CloseSessionResponse, await self._call("session/close", params))
+        return await self._call(m.CLOSE_SESSION, params)
 
     async def set_session_mode(self, session_id: str, mode_id: str) -> s.SetSessionModeResponse:
         self._ready()
         params = s.SetSessionModeRequest(session_id=session_id, mode_id=mode_id)
-        return cast(s.SetSessionModeResponse, await self._call("session/set_mode", params))
+        return await self._call(m.SET_SESSION_MODE, params)
 
     async def set_session_config_option(
         self, session_id: str, config_id: str, value: str | bool
@@ -276,8 +249,7 @@ class ClientSideConnection(Endpoint):
             params = s.SetSessionConfigOptionRequestValueId(
                 session_id=session_id, config_id=config_id, value=value
             )
-        result = await self._call("session/set_config_option", params)
-        return cast(s.SetSessionConfigOptionResponse, result)
+        return await self._call(m.SET_SESSION_CONFIG_OPTION, params)
 
     async def prompt(
         self, session_id: str, prompt: str | Sequence[s.ContentBlock]
@@ -289,7 +261,7 @@ class ClientSideConnection(Endpoint):
         )
         self._check_content(blocks)
         params = s.PromptRequest(session_id=session_id, prompt=blocks)
-        return cast(s.PromptResponse, await self._call("session/prompt", params))
+        return await self._call(m.PROMPT, params)
 
     def _check_content(self, blocks: Sequence[object]) -> None:
         """A block the agent did not advertise is refused here, before it is sent."""
@@ -319,23 +291,21 @@ class ClientSideConnection(Endpoint):
             if not task.done():
                 self._cancelled.add(task)
                 task.cancel()
-        await self._notify("session/cancel", s.CancelNotification(session_id=session_id))
+        await self._notify(m.CANCEL, s.CancelNotification(session_id=session_id))
 
-    # -- the agent's calls to us ---------------------------------------------------------
+    # -- the agent's calls to us (`_on_<handler>`: the client's part) --------------------
 
-    async def _handle_request(self, spec: MethodSpec, params: object) -> object:
-        handler = self._handler(spec.name)
-        if handler is None:
-            raise RpcError.method_not_found(spec.name)
-        if spec.name == "elicitation/create" and not elicitation_mode_open(
-            params, self.OWN_ROOT, self._own_caps
-        ):
+    async def _on_create_elicitation(self, handler: Handler, params: object, _: None) -> object:
+        if not elicitation_mode_open(params, self.OWN_ROOT, self._own_caps):
             raise InvalidParams(data={"detail": "the client did not advertise this mode"})
-        if spec.name != "session/request_permission":
-            return await handler(params)
-        session_id = cast(s.RequestPermissionRequest, params).session_id
-        task = cast("asyncio.Task[object]", asyncio.current_task())
-        pending = self._permissions.setdefault(session_id, set())
+        return await handler(params)
+
+    async def _on_request_permission(
+        self, handler: Handler, params: s.RequestPermissionRequest, _: None
+    ) -> object:
+        task = asyncio.current_task()
+        assert task is not None
+        pending = self._permissions.setdefault(params.session_id, set())
         pending.add(task)
         try:
             return await handler(params)
@@ -348,27 +318,11 @@ class ClientSideConnection(Endpoint):
             self._cancelled.discard(task)
             pending.discard(task)
 
-    async def _handle_notification(self, spec: MethodSpec, params: object) -> None:
-        if self._transcripts and spec.name == "session/update":
-            session_id: str = getattr(params, "session_id")  # noqa: B009
-            for transcript in self._transcripts.get(session_id, ()):
-                transcript.add(getattr(params, "update"))  # noqa: B009
-        handler = self._handler(spec.name)
+    async def _on_session_update(
+        self, handler: Handler | None, params: s.SessionNotification, _: None
+    ) -> None:
+        if self._transcripts:  # (the hot path: none)
+            for transcript in self._transcripts.get(params.session_id, ()):
+                transcript.add(params.update)
         if handler is not None:
             await handler(params)
-
-    def _handler(self, method: str) -> Callable[[object], Awaitable[object]] | None:
-        """The client's method for a wire method (`terminal/create` -> `create_terminal`;
-        unstable-only ones by their name: `auth/status_update` -> `auth_status_update`)."""
-        registered = self.client.registered(method)
-        if registered is not None:
-            return registered
-        name = _HANDLERS.get(method) or method.replace("/", "_")
-        handler: Callable[[object], Awaitable[object]] | None = getattr(self.client, name, None)
-        return handler
-
-    async def _ext_request(self, method: str, params: object) -> object:
-        return await self.client.ext_method(method, params)
-
-    async def _ext_notification(self, method: str, params: object) -> None:
-        await self.client.ext_notification(method, params)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import msgspec
 
+from interlink.acp import _methods as m
 from interlink.acp import _schema as s
 from interlink.acp._endpoint import elicitation_mode_open
 from interlink.jsonrpc import InvalidParams
@@ -35,13 +36,13 @@ class ClientHandle:
     def capabilities(self) -> dict[str, object]:
         """The client's capabilities from `initialize`, as JSON values."""
         caps = self._endpoint._peer_caps.get("clientCapabilities")
-        return cast("dict[str, object]", caps) if isinstance(caps, dict) else {}
+        return caps if isinstance(caps, dict) else {}
 
     async def session_update(self, session_id: str, update: s.SessionUpdate) -> None:
         """Send one `session/update` notification (ungated: every client takes them)."""
         self._endpoint.note_update(session_id, update)
         await self._endpoint.connection.notify_raw(
-            "session/update", s.SessionNotification(session_id=session_id, update=update)
+            m.SESSION_UPDATE.name, s.SessionNotification(session_id=session_id, update=update)
         )
 
     async def send_text(self, session_id: str, text: str) -> None:
@@ -54,19 +55,18 @@ class ClientHandle:
         tool_call: s.ToolCallUpdate,
         options: Sequence[s.PermissionOption],
     ) -> s.RequestPermissionResponse:
-        result = await self._endpoint._call(
-            "session/request_permission",
+        return await self._endpoint._call(
+            m.REQUEST_PERMISSION,
             s.RequestPermissionRequest(
                 session_id=session_id, tool_call=tool_call, options=list(options)
             ),
         )
-        return cast(s.RequestPermissionResponse, result)
 
     async def read_text_file(
         self, session_id: str, path: str, *, line: int | None = None, limit: int | None = None
     ) -> str:
         result = await self._endpoint._call(
-            "fs/read_text_file",
+            m.READ_TEXT_FILE,
             s.ReadTextFileRequest(
                 session_id=session_id,
                 path=path,
@@ -74,11 +74,11 @@ class ClientHandle:
                 limit=_UNSET if limit is None else limit,
             ),
         )
-        return cast(s.ReadTextFileResponse, result).content
+        return result.content
 
     async def write_text_file(self, session_id: str, path: str, content: str) -> None:
         await self._endpoint._call(
-            "fs/write_text_file",
+            m.WRITE_TEXT_FILE,
             s.WriteTextFileRequest(session_id=session_id, path=path, content=content),
         )
 
@@ -94,7 +94,7 @@ class ClientHandle:
     ) -> TerminalHandle:
         """Start a command in a client terminal; use the handle as `async with`."""
         result = await self._endpoint._call(
-            "terminal/create",
+            m.CREATE_TERMINAL,
             s.CreateTerminalRequest(
                 session_id=session_id,
                 command=command,
@@ -106,23 +106,21 @@ class ClientHandle:
                 output_byte_limit=_UNSET if output_byte_limit is None else output_byte_limit,
             ),
         )
-        terminal_id = cast(s.CreateTerminalResponse, result).terminal_id
-        return TerminalHandle(self, session_id, terminal_id)
+        return TerminalHandle(self, session_id, result.terminal_id)
 
     async def create_elicitation(
         self, params: s.CreateElicitationRequest
     ) -> s.CreateElicitationResponse:
         endpoint = self._endpoint
-        endpoint._require("elicitation/create")  # (no elicitation at all: -32601)
+        endpoint._require(m.CREATE_ELICITATION.name)  # (no elicitation at all: -32601)
         if not elicitation_mode_open(params, endpoint.PEER_ROOT, endpoint._peer_caps):
             # "Agents MUST NOT request a mode the Client has not advertised"
             raise InvalidParams(data={"detail": "the client did not advertise this mode"})
-        result = await endpoint._call("elicitation/create", params)
-        return cast(s.CreateElicitationResponse, result)
+        return await endpoint._call(m.CREATE_ELICITATION, params)
 
     async def complete_elicitation(self, elicitation_id: str) -> None:
         await self._endpoint._notify(
-            "elicitation/complete",
+            m.COMPLETE_ELICITATION,
             s.CompleteElicitationNotification(elicitation_id=elicitation_id),
         )
 
@@ -143,22 +141,20 @@ class TerminalHandle:
         self._released = False
 
     async def output(self) -> s.TerminalOutputResponse:
-        result = await self._client._endpoint._call(
-            "terminal/output",
+        return await self._client._endpoint._call(
+            m.TERMINAL_OUTPUT,
             s.TerminalOutputRequest(session_id=self.session_id, terminal_id=self.id),
         )
-        return cast(s.TerminalOutputResponse, result)
 
     async def wait_for_exit(self) -> s.WaitForTerminalExitResponse:
-        result = await self._client._endpoint._call(
-            "terminal/wait_for_exit",
+        return await self._client._endpoint._call(
+            m.WAIT_FOR_TERMINAL_EXIT,
             s.WaitForTerminalExitRequest(session_id=self.session_id, terminal_id=self.id),
         )
-        return cast(s.WaitForTerminalExitResponse, result)
 
     async def kill(self) -> None:
         await self._client._endpoint._call(
-            "terminal/kill",
+            m.KILL_TERMINAL,
             s.KillTerminalRequest(session_id=self.session_id, terminal_id=self.id),
         )
 
@@ -167,7 +163,7 @@ class TerminalHandle:
             return
         self._released = True
         await self._client._endpoint._call(
-            "terminal/release",
+            m.RELEASE_TERMINAL,
             s.ReleaseTerminalRequest(session_id=self.session_id, terminal_id=self.id),
         )
 

@@ -1,24 +1,29 @@
 """What the agent side and the client side of ACP share.
 
-Each side is an `Endpoint` around one `interlink.aio.Connection`. Incoming requests and
-notifications all go through one dispatch function per side (registered as the
-connection's fallback), which looks the method up in the generated method table of
-the methods *this* side handles, checks the capability gate, decodes params with the
-ACP codec (unknown fields and variants kept) and calls the handler. Outgoing calls are
-checked against the peer's advertised capabilities before anything is sent.
+Each side is an `Endpoint` around one `interlink.aio.Connection` that registers no
+request by name: each comes to `_dispatch_request` (the connection's fallback), which
+looks it up once in the generated table of the methods *this* side handles (a `Route`:
+the `MethodSpec` and the side's own part of it, `_on_<handler>`), checks the capability
+gate, decodes params with the ACP codec (unknown fields and variants kept) and calls the
+handler. Outgoing calls are typed by the method (`_call(m.PROMPT, params)` returns a
+`PromptResponse`) and checked against the peer's advertised capabilities first.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import functools
-from collections.abc import Sequence
-from typing import ClassVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, ClassVar, TypeVar, cast
 
 import msgspec
 
 from interlink.acp import _codec
 from interlink.acp import _schema as s
+from interlink.acp._lifecycle import Event
 from interlink.acp._methods import MethodSpec
+from interlink.acp._registry import Handlers
 from interlink.aio import ByteReader, ByteWriter, Connection
 from interlink.jsonrpc import (
     ConnectionClosed,
@@ -45,6 +50,12 @@ __all__ = [
     "SessionNotFound",
     "gate_open",
 ]
+
+P = TypeVar("P")
+R = TypeVar("R")
+Handler = Callable[[Any], Awaitable[Any]]
+#: a side's own part of a method: (the handler, the params, the session or None)
+Rule = Callable[[Handler | None, Any, Any], Awaitable[Any]]
 
 LATEST_PROTOCOL_VERSION = 1
 SUPPORTED_PROTOCOL_VERSIONS = frozenset({1})
@@ -129,6 +140,16 @@ def capabilities_tree(root: str, capabilities: object) -> dict[str, object]:
     return {root: _codec.to_builtins(capabilities)}
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Route:
+    """How this side serves one method of its table."""
+
+    spec: MethodSpec[Any, Any]
+    rule: Rule | None  # the side's `_on_<handler>`, if it has one
+    arrive: Event = Event.REQUEST  # the lifecycle event of its arrival
+    success: Event | None = None  # ... and of its success
+
+
 class Endpoint:
     """One side of an ACP connection. Subclasses name the methods they handle."""
 
@@ -140,6 +161,7 @@ class Endpoint:
 
     def __init__(
         self,
+        handlers: Handlers,
         reader: ByteReader,
         writer: ByteWriter,
         *,
@@ -147,6 +169,8 @@ class Endpoint:
         unstable: bool = False,
         name: str = "acp",
     ) -> None:
+        #: the `Agent` or `Client` this side serves
+        self._handlers = handlers
         if unstable:
             from interlink.acp import _methods_unstable as tables
         else:
@@ -157,19 +181,19 @@ class Endpoint:
         self.unstable = unstable
         profile = PROFILE
         if max_message_size is not None:
-            profile = Profile(
-                batches=False,
-                max_message_size=max_message_size,
-                cancel_method=PROFILE.cancel_method,
-            )
+            profile = dataclasses.replace(PROFILE, max_message_size=max_message_size)
         self.connection = Connection(reader, writer, profile=profile, codec=CODEC, name=name)
         self.connection.on_unknown_request(self._dispatch_request)
         self.connection.on_unknown_notification(self._dispatch_notification)
-        for spec in self.handled.values():  # decoded by the connection, one hop less
-            if spec.kind == "notification":
+        self._routes: dict[str, Route] = {}
+        for spec in self.handled.values():
+            route = self._route(spec)
+            if spec.kind == "request":
+                self._routes[spec.name] = route
+            else:  # decoded by the connection, one hop less
                 self.connection.on_notification(
                     NotificationType(spec.name, spec.params),  # type: ignore[arg-type]
-                    functools.partial(self._handle_notification, spec),
+                    functools.partial(self._notified, route),
                 )
         #: this side's capabilities and the peer's, as gate trees; set by `initialize`
         self._own_caps: dict[str, object] = {self.OWN_ROOT: {}}
@@ -196,28 +220,55 @@ class Endpoint:
 
     # -- incoming ---------------------------------------------------------------------
 
+    def _route(self, spec: MethodSpec[Any, Any]) -> Route:
+        return Route(spec, getattr(self, f"_on_{spec.handler}", None))
+
+    def _handler(self, spec: MethodSpec[Any, Any]) -> Handler | None:
+        """The handler of a method: one registered on the instance, else its method."""
+        found = self._handlers.registered(spec.name)
+        return found if found is not None else getattr(self._handlers, spec.handler, None)
+
     async def _dispatch_request(self, method: str, raw: msgspec.Raw | msgspec.UnsetType) -> object:
-        spec = self.handled.get(method)
-        if spec is None or spec.kind != "request":
-            if method.startswith("_"):
-                return await self._ext_request(method, self._ext_params(raw))
-            raise RpcError.method_not_found(method)
-        self._check_request(spec)
+        route = self._routes.get(method)
+        if route is None:
+            return await self._unknown_request(method, raw)
+        return await self._serve(route, raw)
+
+    async def _unknown_request(self, method: str, raw: msgspec.Raw | msgspec.UnsetType) -> object:
+        if method.startswith("_"):
+            return await self._handlers.ext_method(method, self._ext_params(raw))
+        raise RpcError.method_not_found(method)
+
+    async def _serve(self, route: Route, raw: msgspec.Raw | msgspec.UnsetType) -> object:
+        spec = route.spec
         if not gate_open(spec.gate, self._own_caps):
-            raise RpcError.method_not_found(method)
+            raise RpcError.method_not_found(spec.name)
         params: object = decode_params(raw, spec.params, CODEC)  # type: ignore[arg-type]
-        return await self._handle_request(spec, params)
+        handler = self._handler(spec)
+        if handler is None:
+            raise RpcError.method_not_found(spec.name)
+        session = self._session(params) if spec.session_scoped else None
+        if route.rule is None:
+            return await handler(params)
+        return await route.rule(handler, params, session)
+
+    def _session(self, params: object) -> object:  # (the agent's: -32002 for none)
+        raise NotImplementedError
+
+    async def _notified(self, route: Route, params: object) -> None:
+        handler = self._handler(route.spec)
+        if route.rule is not None:
+            await route.rule(handler, params, None)
+        elif handler is not None:
+            await handler(params)
 
     async def _dispatch_notification(
         self, method: str, raw: msgspec.Raw | msgspec.UnsetType
     ) -> None:
-        spec = self.handled.get(method)
-        if spec is None or spec.kind != "notification":
-            if method.startswith("_"):
-                await self._ext_notification(method, self._ext_params(raw))
-            return  # unknown notifications are ignored (ACP: SHOULD ignore)
-        params: object = decode_params(raw, spec.params, CODEC)  # type: ignore[arg-type]
-        await self._handle_notification(spec, params)
+        if method.startswith("_"):  # other unknown notifications are ignored (ACP: SHOULD)
+            params = self._ext_params(raw)
+            with contextlib.suppress(RpcError):
+                await self._handlers.ext_notification(method, params)
 
     @staticmethod
     def _ext_params(raw: msgspec.Raw | msgspec.UnsetType) -> object:
@@ -228,21 +279,6 @@ class Endpoint:
         except msgspec.DecodeError as exc:  # (invalid UTF-8 inside the params)
             raise ParseError(data={"detail": str(exc)}) from None
 
-    def _check_request(self, spec: MethodSpec) -> None:
-        """Rules that apply before a request is decoded (initialisation, auth)."""
-
-    async def _handle_request(self, spec: MethodSpec, params: object) -> object:
-        raise NotImplementedError
-
-    async def _handle_notification(self, spec: MethodSpec, params: object) -> None:
-        raise NotImplementedError
-
-    async def _ext_request(self, method: str, params: object) -> object:
-        raise RpcError.method_not_found(method)
-
-    async def _ext_notification(self, method: str, params: object) -> None:
-        return None
-
     # -- outgoing ---------------------------------------------------------------------
 
     async def closed_error(self, exc: ConnectionClosed) -> ConnectionClosed:
@@ -250,7 +286,7 @@ class Endpoint:
         agent's connection says how the process exited)."""
         return exc
 
-    def _require(self, method: str) -> MethodSpec:
+    def _require(self, method: str) -> MethodSpec[Any, Any]:
         spec = self.sent.get(method)
         if spec is None:
             raise MethodNotFound(data={"method": method})
@@ -261,20 +297,20 @@ class Endpoint:
             )
         return spec
 
-    async def _call(self, method: str, params: object) -> object:
-        spec = self._require(method)
+    async def _call(self, method: MethodSpec[P, R], params: P) -> R:
+        spec = self._require(method.name)  # (this side's table: unstable types on opt-in)
         try:
-            raw = await self.connection.request_raw(method, params)
+            raw = await self.connection.request_raw(spec.name, params)
         except ConnectionClosed as exc:
             raise await self.closed_error(exc) from None
         try:
-            return _codec.decode(spec.result, raw)
+            return cast(R, _codec.decode(spec.result, raw))
         except msgspec.ValidationError as exc:
             raise InvalidResult(str(exc)) from None
 
-    async def _notify(self, method: str, params: object) -> None:
-        self._require(method)
-        await self.connection.notify_raw(method, params)
+    async def _notify(self, method: MethodSpec[P, None], params: P) -> None:
+        self._require(method.name)
+        await self.connection.notify_raw(method.name, params)
 
     def _check_ready(self) -> None:
         """Raises when this side may not send yet (a client before `initialize`)."""

@@ -5,23 +5,56 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Generic, Literal, TypeVar
 
 import msgspec
 
 from interlink.acp import _schema as s
 
+__all__ = [
+    "AUTHENTICATE",
+    "CANCEL",
+    "CLOSE_SESSION",
+    "COMPLETE_ELICITATION",
+    "CREATE_ELICITATION",
+    "CREATE_TERMINAL",
+    "DELETE_SESSION",
+    "INITIALIZE",
+    "KILL_TERMINAL",
+    "LIST_SESSIONS",
+    "LOAD_SESSION",
+    "LOGOUT",
+    "NEW_SESSION",
+    "PROMPT",
+    "READ_TEXT_FILE",
+    "RELEASE_TERMINAL",
+    "REQUEST_PERMISSION",
+    "RESUME_SESSION",
+    "SESSION_UPDATE",
+    "SET_SESSION_CONFIG_OPTION",
+    "SET_SESSION_MODE",
+    "TERMINAL_OUTPUT",
+    "WAIT_FOR_TERMINAL_EXIT",
+    "WRITE_TEXT_FILE",
+]
+
+P = TypeVar("P")
+R = TypeVar("R")
 Side = Literal["agent", "client", "protocol", "proxy"]
 
 
-class MethodSpec(msgspec.Struct, frozen=True, kw_only=True):
-    """One ACP method: its wire name, types, handling side and capability gate."""
+class MethodSpec(msgspec.Struct, Generic[P, R], frozen=True, kw_only=True):
+    """One ACP method: everything dispatch needs. Typed by its params ``P`` and result
+    ``R`` (``None`` for a notification), so a call or a handler of the wrong shape is a
+    type error."""
 
     name: str
     """Wire name, e.g. ``session/prompt``."""
     kind: Literal["request", "notification"]
     handled_by: Side
     """The side that receives and handles it (the schema's ``x-side``)."""
+    handler: str
+    """The name of the handling side's Python method, e.g. ``prompt``."""
     params: object
     """Params type, for ``_codec.decode``."""
     result: object
@@ -29,207 +62,307 @@ class MethodSpec(msgspec.Struct, frozen=True, kw_only=True):
     gate: tuple[tuple[str, ...], ...] = ()
     """Capability paths (wire names from the ``initialize`` exchange); the method is
     available when any one of them holds ``true`` or an object. Empty: ungated."""
+    session_scoped: bool = False
+    """Its ``sessionId`` must name a session active on the connection (else -32002)."""
+    needs_auth: bool = False
+    """Refused (-32000) until ``authenticate`` succeeded, by an agent that requires it."""
     stable: bool = True
     """False for methods only in ``schema.unstable.json``."""
 
 
-AGENT_METHODS: dict[str, MethodSpec] = {
-    "session/cancel": MethodSpec(
-        name="session/cancel",
-        kind="notification",
-        handled_by="agent",
-        params=s.CancelNotification,
-        result=None,
-    ),
-    "authenticate": MethodSpec(
-        name="authenticate",
-        kind="request",
-        handled_by="agent",
-        params=s.AuthenticateRequest,
-        result=s.AuthenticateResponse,
-    ),
-    "initialize": MethodSpec(
-        name="initialize",
-        kind="request",
-        handled_by="agent",
-        params=s.InitializeRequest,
-        result=s.InitializeResponse,
-    ),
-    "logout": MethodSpec(
-        name="logout",
-        kind="request",
-        handled_by="agent",
-        params=s.LogoutRequest,
-        result=s.LogoutResponse,
-        gate=(("agentCapabilities", "auth", "logout"),),
-    ),
-    "session/close": MethodSpec(
-        name="session/close",
-        kind="request",
-        handled_by="agent",
-        params=s.CloseSessionRequest,
-        result=s.CloseSessionResponse,
-        gate=(("agentCapabilities", "sessionCapabilities", "close"),),
-    ),
-    "session/delete": MethodSpec(
-        name="session/delete",
-        kind="request",
-        handled_by="agent",
-        params=s.DeleteSessionRequest,
-        result=s.DeleteSessionResponse,
-        gate=(("agentCapabilities", "sessionCapabilities", "delete"),),
-    ),
-    "session/list": MethodSpec(
-        name="session/list",
-        kind="request",
-        handled_by="agent",
-        params=s.ListSessionsRequest,
-        result=s.ListSessionsResponse,
-        gate=(("agentCapabilities", "sessionCapabilities", "list"),),
-    ),
-    "session/load": MethodSpec(
-        name="session/load",
-        kind="request",
-        handled_by="agent",
-        params=s.LoadSessionRequest,
-        result=s.LoadSessionResponse,
-        gate=(("agentCapabilities", "loadSession"),),
-    ),
-    "session/new": MethodSpec(
-        name="session/new",
-        kind="request",
-        handled_by="agent",
-        params=s.NewSessionRequest,
-        result=s.NewSessionResponse,
-    ),
-    "session/prompt": MethodSpec(
-        name="session/prompt",
-        kind="request",
-        handled_by="agent",
-        params=s.PromptRequest,
-        result=s.PromptResponse,
-    ),
-    "session/resume": MethodSpec(
-        name="session/resume",
-        kind="request",
-        handled_by="agent",
-        params=s.ResumeSessionRequest,
-        result=s.ResumeSessionResponse,
-        gate=(("agentCapabilities", "sessionCapabilities", "resume"),),
-    ),
-    "session/set_config_option": MethodSpec(
-        name="session/set_config_option",
-        kind="request",
-        handled_by="agent",
-        params=s.SetSessionConfigOptionRequest,
-        result=s.SetSessionConfigOptionResponse,
-    ),
-    "session/set_mode": MethodSpec(
-        name="session/set_mode",
-        kind="request",
-        handled_by="agent",
-        params=s.SetSessionModeRequest,
-        result=s.SetSessionModeResponse,
-    ),
-}
+CANCEL: MethodSpec[s.CancelNotification, None] = MethodSpec(
+    name="session/cancel",
+    kind="notification",
+    handled_by="agent",
+    handler="cancel",
+    params=s.CancelNotification,
+    result=None,
+)
 
-CLIENT_METHODS: dict[str, MethodSpec] = {
-    "elicitation/complete": MethodSpec(
-        name="elicitation/complete",
-        kind="notification",
-        handled_by="client",
-        params=s.CompleteElicitationNotification,
-        result=None,
-    ),
-    "session/update": MethodSpec(
-        name="session/update",
-        kind="notification",
-        handled_by="client",
-        params=s.SessionNotification,
-        result=None,
-    ),
-    "elicitation/create": MethodSpec(
+AUTHENTICATE: MethodSpec[s.AuthenticateRequest, s.AuthenticateResponse] = MethodSpec(
+    name="authenticate",
+    kind="request",
+    handled_by="agent",
+    handler="authenticate",
+    params=s.AuthenticateRequest,
+    result=s.AuthenticateResponse,
+)
+
+INITIALIZE: MethodSpec[s.InitializeRequest, s.InitializeResponse] = MethodSpec(
+    name="initialize",
+    kind="request",
+    handled_by="agent",
+    handler="initialize",
+    params=s.InitializeRequest,
+    result=s.InitializeResponse,
+)
+
+LOGOUT: MethodSpec[s.LogoutRequest, s.LogoutResponse] = MethodSpec(
+    name="logout",
+    kind="request",
+    handled_by="agent",
+    handler="logout",
+    params=s.LogoutRequest,
+    result=s.LogoutResponse,
+    gate=(("agentCapabilities", "auth", "logout"),),
+)
+
+CLOSE_SESSION: MethodSpec[s.CloseSessionRequest, s.CloseSessionResponse] = MethodSpec(
+    name="session/close",
+    kind="request",
+    handled_by="agent",
+    handler="close_session",
+    params=s.CloseSessionRequest,
+    result=s.CloseSessionResponse,
+    gate=(("agentCapabilities", "sessionCapabilities", "close"),),
+    session_scoped=True,
+    needs_auth=True,
+)
+
+DELETE_SESSION: MethodSpec[s.DeleteSessionRequest, s.DeleteSessionResponse] = MethodSpec(
+    name="session/delete",
+    kind="request",
+    handled_by="agent",
+    handler="delete_session",
+    params=s.DeleteSessionRequest,
+    result=s.DeleteSessionResponse,
+    gate=(("agentCapabilities", "sessionCapabilities", "delete"),),
+    needs_auth=True,
+)
+
+LIST_SESSIONS: MethodSpec[s.ListSessionsRequest, s.ListSessionsResponse] = MethodSpec(
+    name="session/list",
+    kind="request",
+    handled_by="agent",
+    handler="list_sessions",
+    params=s.ListSessionsRequest,
+    result=s.ListSessionsResponse,
+    gate=(("agentCapabilities", "sessionCapabilities", "list"),),
+    needs_auth=True,
+)
+
+LOAD_SESSION: MethodSpec[s.LoadSessionRequest, s.LoadSessionResponse] = MethodSpec(
+    name="session/load",
+    kind="request",
+    handled_by="agent",
+    handler="load_session",
+    params=s.LoadSessionRequest,
+    result=s.LoadSessionResponse,
+    gate=(("agentCapabilities", "loadSession"),),
+    needs_auth=True,
+)
+
+NEW_SESSION: MethodSpec[s.NewSessionRequest, s.NewSessionResponse] = MethodSpec(
+    name="session/new",
+    kind="request",
+    handled_by="agent",
+    handler="new_session",
+    params=s.NewSessionRequest,
+    result=s.NewSessionResponse,
+    needs_auth=True,
+)
+
+PROMPT: MethodSpec[s.PromptRequest, s.PromptResponse] = MethodSpec(
+    name="session/prompt",
+    kind="request",
+    handled_by="agent",
+    handler="prompt",
+    params=s.PromptRequest,
+    result=s.PromptResponse,
+    session_scoped=True,
+    needs_auth=True,
+)
+
+RESUME_SESSION: MethodSpec[s.ResumeSessionRequest, s.ResumeSessionResponse] = MethodSpec(
+    name="session/resume",
+    kind="request",
+    handled_by="agent",
+    handler="resume_session",
+    params=s.ResumeSessionRequest,
+    result=s.ResumeSessionResponse,
+    gate=(("agentCapabilities", "sessionCapabilities", "resume"),),
+    needs_auth=True,
+)
+
+SET_SESSION_CONFIG_OPTION: MethodSpec[
+    s.SetSessionConfigOptionRequest, s.SetSessionConfigOptionResponse
+] = MethodSpec(
+    name="session/set_config_option",
+    kind="request",
+    handled_by="agent",
+    handler="set_session_config_option",
+    params=s.SetSessionConfigOptionRequest,
+    result=s.SetSessionConfigOptionResponse,
+    session_scoped=True,
+    needs_auth=True,
+)
+
+SET_SESSION_MODE: MethodSpec[s.SetSessionModeRequest, s.SetSessionModeResponse] = MethodSpec(
+    name="session/set_mode",
+    kind="request",
+    handled_by="agent",
+    handler="set_session_mode",
+    params=s.SetSessionModeRequest,
+    result=s.SetSessionModeResponse,
+    session_scoped=True,
+    needs_auth=True,
+)
+
+COMPLETE_ELICITATION: MethodSpec[s.CompleteElicitationNotification, None] = MethodSpec(
+    name="elicitation/complete",
+    kind="notification",
+    handled_by="client",
+    handler="complete_elicitation",
+    params=s.CompleteElicitationNotification,
+    result=None,
+)
+
+SESSION_UPDATE: MethodSpec[s.SessionNotification, None] = MethodSpec(
+    name="session/update",
+    kind="notification",
+    handled_by="client",
+    handler="session_update",
+    params=s.SessionNotification,
+    result=None,
+)
+
+CREATE_ELICITATION: MethodSpec[s.CreateElicitationRequest, s.CreateElicitationResponse] = (
+    MethodSpec(
         name="elicitation/create",
         kind="request",
         handled_by="client",
+        handler="create_elicitation",
         params=s.CreateElicitationRequest,
         result=s.CreateElicitationResponse,
         gate=(
             ("clientCapabilities", "elicitation", "form"),
             ("clientCapabilities", "elicitation", "url"),
         ),
-    ),
-    "fs/read_text_file": MethodSpec(
-        name="fs/read_text_file",
-        kind="request",
-        handled_by="client",
-        params=s.ReadTextFileRequest,
-        result=s.ReadTextFileResponse,
-        gate=(("clientCapabilities", "fs", "readTextFile"),),
-    ),
-    "fs/write_text_file": MethodSpec(
-        name="fs/write_text_file",
-        kind="request",
-        handled_by="client",
-        params=s.WriteTextFileRequest,
-        result=s.WriteTextFileResponse,
-        gate=(("clientCapabilities", "fs", "writeTextFile"),),
-    ),
-    "session/request_permission": MethodSpec(
+    )
+)
+
+READ_TEXT_FILE: MethodSpec[s.ReadTextFileRequest, s.ReadTextFileResponse] = MethodSpec(
+    name="fs/read_text_file",
+    kind="request",
+    handled_by="client",
+    handler="read_text_file",
+    params=s.ReadTextFileRequest,
+    result=s.ReadTextFileResponse,
+    gate=(("clientCapabilities", "fs", "readTextFile"),),
+)
+
+WRITE_TEXT_FILE: MethodSpec[s.WriteTextFileRequest, s.WriteTextFileResponse] = MethodSpec(
+    name="fs/write_text_file",
+    kind="request",
+    handled_by="client",
+    handler="write_text_file",
+    params=s.WriteTextFileRequest,
+    result=s.WriteTextFileResponse,
+    gate=(("clientCapabilities", "fs", "writeTextFile"),),
+)
+
+REQUEST_PERMISSION: MethodSpec[s.RequestPermissionRequest, s.RequestPermissionResponse] = (
+    MethodSpec(
         name="session/request_permission",
         kind="request",
         handled_by="client",
+        handler="request_permission",
         params=s.RequestPermissionRequest,
         result=s.RequestPermissionResponse,
-    ),
-    "terminal/create": MethodSpec(
-        name="terminal/create",
-        kind="request",
-        handled_by="client",
-        params=s.CreateTerminalRequest,
-        result=s.CreateTerminalResponse,
-        gate=(("clientCapabilities", "terminal"),),
-    ),
-    "terminal/kill": MethodSpec(
-        name="terminal/kill",
-        kind="request",
-        handled_by="client",
-        params=s.KillTerminalRequest,
-        result=s.KillTerminalResponse,
-        gate=(("clientCapabilities", "terminal"),),
-    ),
-    "terminal/output": MethodSpec(
-        name="terminal/output",
-        kind="request",
-        handled_by="client",
-        params=s.TerminalOutputRequest,
-        result=s.TerminalOutputResponse,
-        gate=(("clientCapabilities", "terminal"),),
-    ),
-    "terminal/release": MethodSpec(
-        name="terminal/release",
-        kind="request",
-        handled_by="client",
-        params=s.ReleaseTerminalRequest,
-        result=s.ReleaseTerminalResponse,
-        gate=(("clientCapabilities", "terminal"),),
-    ),
-    "terminal/wait_for_exit": MethodSpec(
+    )
+)
+
+CREATE_TERMINAL: MethodSpec[s.CreateTerminalRequest, s.CreateTerminalResponse] = MethodSpec(
+    name="terminal/create",
+    kind="request",
+    handled_by="client",
+    handler="create_terminal",
+    params=s.CreateTerminalRequest,
+    result=s.CreateTerminalResponse,
+    gate=(("clientCapabilities", "terminal"),),
+)
+
+KILL_TERMINAL: MethodSpec[s.KillTerminalRequest, s.KillTerminalResponse] = MethodSpec(
+    name="terminal/kill",
+    kind="request",
+    handled_by="client",
+    handler="kill_terminal",
+    params=s.KillTerminalRequest,
+    result=s.KillTerminalResponse,
+    gate=(("clientCapabilities", "terminal"),),
+)
+
+TERMINAL_OUTPUT: MethodSpec[s.TerminalOutputRequest, s.TerminalOutputResponse] = MethodSpec(
+    name="terminal/output",
+    kind="request",
+    handled_by="client",
+    handler="terminal_output",
+    params=s.TerminalOutputRequest,
+    result=s.TerminalOutputResponse,
+    gate=(("clientCapabilities", "terminal"),),
+)
+
+RELEASE_TERMINAL: MethodSpec[s.ReleaseTerminalRequest, s.ReleaseTerminalResponse] = MethodSpec(
+    name="terminal/release",
+    kind="request",
+    handled_by="client",
+    handler="release_terminal",
+    params=s.ReleaseTerminalRequest,
+    result=s.ReleaseTerminalResponse,
+    gate=(("clientCapabilities", "terminal"),),
+)
+
+WAIT_FOR_TERMINAL_EXIT: MethodSpec[s.WaitForTerminalExitRequest, s.WaitForTerminalExitResponse] = (
+    MethodSpec(
         name="terminal/wait_for_exit",
         kind="request",
         handled_by="client",
+        handler="wait_for_terminal_exit",
         params=s.WaitForTerminalExitRequest,
         result=s.WaitForTerminalExitResponse,
         gate=(("clientCapabilities", "terminal"),),
-    ),
+    )
+)
+
+CANCEL_REQUEST: MethodSpec[s.CancelRequestNotification, None] = MethodSpec(
+    name="$/cancel_request",
+    kind="notification",
+    handled_by="protocol",
+    handler="cancel_request",
+    params=s.CancelRequestNotification,
+    result=None,
+)
+
+AGENT_METHODS: dict[str, MethodSpec[Any, Any]] = {
+    "session/cancel": CANCEL,
+    "authenticate": AUTHENTICATE,
+    "initialize": INITIALIZE,
+    "logout": LOGOUT,
+    "session/close": CLOSE_SESSION,
+    "session/delete": DELETE_SESSION,
+    "session/list": LIST_SESSIONS,
+    "session/load": LOAD_SESSION,
+    "session/new": NEW_SESSION,
+    "session/prompt": PROMPT,
+    "session/resume": RESUME_SESSION,
+    "session/set_config_option": SET_SESSION_CONFIG_OPTION,
+    "session/set_mode": SET_SESSION_MODE,
 }
 
-PROTOCOL_METHODS: dict[str, MethodSpec] = {
-    "$/cancel_request": MethodSpec(
-        name="$/cancel_request",
-        kind="notification",
-        handled_by="protocol",
-        params=s.CancelRequestNotification,
-        result=None,
-    ),
+CLIENT_METHODS: dict[str, MethodSpec[Any, Any]] = {
+    "elicitation/complete": COMPLETE_ELICITATION,
+    "session/update": SESSION_UPDATE,
+    "elicitation/create": CREATE_ELICITATION,
+    "fs/read_text_file": READ_TEXT_FILE,
+    "fs/write_text_file": WRITE_TEXT_FILE,
+    "session/request_permission": REQUEST_PERMISSION,
+    "terminal/create": CREATE_TERMINAL,
+    "terminal/kill": KILL_TERMINAL,
+    "terminal/output": TERMINAL_OUTPUT,
+    "terminal/release": RELEASE_TERMINAL,
+    "terminal/wait_for_exit": WAIT_FOR_TERMINAL_EXIT,
+}
+
+PROTOCOL_METHODS: dict[str, MethodSpec[Any, Any]] = {
+    "$/cancel_request": CANCEL_REQUEST,
 }

@@ -5,341 +5,528 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from interlink.acp import _schema_unstable as s
 from interlink.acp._methods import MethodSpec
 
-AGENT_METHODS: dict[str, MethodSpec] = {
-    "mcp/message": MethodSpec(
-        name="mcp/message",
-        kind="notification",
-        handled_by="agent",
-        params=s.MessageMcpNotification,
-        result=None,
-        stable=False,
-    ),
-    "session/cancel": MethodSpec(
-        name="session/cancel",
-        kind="notification",
-        handled_by="agent",
-        params=s.CancelNotification,
-        result=None,
-    ),
-    "auth/status": MethodSpec(
-        name="auth/status",
-        kind="request",
-        handled_by="agent",
-        params=s.AuthStatusRequest,
-        result=s.AuthStatusResponse,
-        gate=(("agentCapabilities", "auth", "status"),),
-        stable=False,
-    ),
-    "authenticate": MethodSpec(
-        name="authenticate",
-        kind="request",
-        handled_by="agent",
-        params=s.AuthenticateRequest,
-        result=s.AuthenticateResponse,
-    ),
-    "initialize": MethodSpec(
-        name="initialize",
-        kind="request",
-        handled_by="agent",
-        params=s.InitializeRequest,
-        result=s.InitializeResponse,
-    ),
-    "logout": MethodSpec(
-        name="logout",
-        kind="request",
-        handled_by="agent",
-        params=s.LogoutRequest,
-        result=s.LogoutResponse,
-        gate=(("agentCapabilities", "auth", "logout"),),
-    ),
-    "providers/disable": MethodSpec(
-        name="providers/disable",
-        kind="request",
-        handled_by="agent",
-        params=s.DisableProviderRequest,
-        result=s.DisableProviderResponse,
-        gate=(("agentCapabilities", "providers"),),
-        stable=False,
-    ),
-    "providers/list": MethodSpec(
-        name="providers/list",
-        kind="request",
-        handled_by="agent",
-        params=s.ListProvidersRequest,
-        result=s.ListProvidersResponse,
-        gate=(("agentCapabilities", "providers"),),
-        stable=False,
-    ),
-    "providers/set": MethodSpec(
-        name="providers/set",
-        kind="request",
-        handled_by="agent",
-        params=s.SetProviderRequest,
-        result=s.SetProviderResponse,
-        gate=(("agentCapabilities", "providers"),),
-        stable=False,
-    ),
-    "session/archive": MethodSpec(
-        name="session/archive",
-        kind="request",
-        handled_by="agent",
-        params=s.ArchiveSessionRequest,
-        result=s.ArchiveSessionResponse,
-        gate=(("agentCapabilities", "sessionCapabilities", "archive"),),
-        stable=False,
-    ),
-    "session/close": MethodSpec(
-        name="session/close",
-        kind="request",
-        handled_by="agent",
-        params=s.CloseSessionRequest,
-        result=s.CloseSessionResponse,
-        gate=(("agentCapabilities", "sessionCapabilities", "close"),),
-    ),
-    "session/delete": MethodSpec(
-        name="session/delete",
-        kind="request",
-        handled_by="agent",
-        params=s.DeleteSessionRequest,
-        result=s.DeleteSessionResponse,
-        gate=(("agentCapabilities", "sessionCapabilities", "delete"),),
-    ),
-    "session/fork": MethodSpec(
-        name="session/fork",
-        kind="request",
-        handled_by="agent",
-        params=s.ForkSessionRequest,
-        result=s.ForkSessionResponse,
-        gate=(("agentCapabilities", "sessionCapabilities", "fork"),),
-        stable=False,
-    ),
-    "session/list": MethodSpec(
-        name="session/list",
-        kind="request",
-        handled_by="agent",
-        params=s.ListSessionsRequest,
-        result=s.ListSessionsResponse,
-        gate=(("agentCapabilities", "sessionCapabilities", "list"),),
-    ),
-    "session/load": MethodSpec(
-        name="session/load",
-        kind="request",
-        handled_by="agent",
-        params=s.LoadSessionRequest,
-        result=s.LoadSessionResponse,
-        gate=(("agentCapabilities", "loadSession"),),
-    ),
-    "session/new": MethodSpec(
-        name="session/new",
-        kind="request",
-        handled_by="agent",
-        params=s.NewSessionRequest,
-        result=s.NewSessionResponse,
-    ),
-    "session/prompt": MethodSpec(
-        name="session/prompt",
-        kind="request",
-        handled_by="agent",
-        params=s.PromptRequest,
-        result=s.PromptResponse,
-    ),
-    "session/resume": MethodSpec(
-        name="session/resume",
-        kind="request",
-        handled_by="agent",
-        params=s.ResumeSessionRequest,
-        result=s.ResumeSessionResponse,
-        gate=(("agentCapabilities", "sessionCapabilities", "resume"),),
-    ),
-    "session/set_config_option": MethodSpec(
-        name="session/set_config_option",
-        kind="request",
-        handled_by="agent",
-        params=s.SetSessionConfigOptionRequest,
-        result=s.SetSessionConfigOptionResponse,
-    ),
-    "session/set_mode": MethodSpec(
-        name="session/set_mode",
-        kind="request",
-        handled_by="agent",
-        params=s.SetSessionModeRequest,
-        result=s.SetSessionModeResponse,
-    ),
-    "session/set_title": MethodSpec(
-        name="session/set_title",
-        kind="request",
-        handled_by="agent",
-        params=s.SetSessionTitleRequest,
-        result=s.SetSessionTitleResponse,
-        gate=(("agentCapabilities", "sessionCapabilities", "title"),),
-        stable=False,
-    ),
-    "session/status": MethodSpec(
-        name="session/status",
-        kind="request",
-        handled_by="agent",
-        params=s.SessionStatusRequest,
-        result=s.SessionStatusResponse,
-        gate=(("agentCapabilities", "sessionCapabilities", "status"),),
-        stable=False,
-    ),
-    "session/unarchive": MethodSpec(
-        name="session/unarchive",
-        kind="request",
-        handled_by="agent",
-        params=s.UnarchiveSessionRequest,
-        result=s.UnarchiveSessionResponse,
-        gate=(("agentCapabilities", "sessionCapabilities", "archive"),),
-        stable=False,
-    ),
-}
+__all__ = [
+    "AGENT_MCP_MESSAGE",
+    "AUTHENTICATE",
+    "AUTH_STATUS",
+    "AUTH_STATUS_UPDATE",
+    "CANCEL",
+    "CLIENT_MCP_MESSAGE",
+    "CLOSE_SESSION",
+    "COMPLETE_ELICITATION",
+    "CREATE_ELICITATION",
+    "CREATE_TERMINAL",
+    "DELETE_SESSION",
+    "INITIALIZE",
+    "KILL_TERMINAL",
+    "LIST_SESSIONS",
+    "LOAD_SESSION",
+    "LOGOUT",
+    "NEW_SESSION",
+    "PROMPT",
+    "PROVIDERS_DISABLE",
+    "PROVIDERS_LIST",
+    "PROVIDERS_SET",
+    "READ_TEXT_FILE",
+    "RELEASE_TERMINAL",
+    "REQUEST_PERMISSION",
+    "RESUME_SESSION",
+    "SESSION_ARCHIVE",
+    "SESSION_FORK",
+    "SESSION_SET_TITLE",
+    "SESSION_STATUS",
+    "SESSION_UNARCHIVE",
+    "SESSION_UPDATE",
+    "SET_SESSION_CONFIG_OPTION",
+    "SET_SESSION_MODE",
+    "TERMINAL_OUTPUT",
+    "WAIT_FOR_TERMINAL_EXIT",
+    "WRITE_TEXT_FILE",
+]
 
-CLIENT_METHODS: dict[str, MethodSpec] = {
-    "auth/status_update": MethodSpec(
-        name="auth/status_update",
-        kind="notification",
-        handled_by="client",
-        params=s.AuthStatusUpdateNotification,
-        result=None,
-        stable=False,
-    ),
-    "elicitation/complete": MethodSpec(
-        name="elicitation/complete",
-        kind="notification",
-        handled_by="client",
-        params=s.CompleteElicitationNotification,
-        result=None,
-    ),
-    "session/update": MethodSpec(
-        name="session/update",
-        kind="notification",
-        handled_by="client",
-        params=s.SessionNotification,
-        result=None,
-    ),
-    "elicitation/create": MethodSpec(
+AGENT_MCP_MESSAGE: MethodSpec[s.MessageMcpNotification, None] = MethodSpec(
+    name="mcp/message",
+    kind="notification",
+    handled_by="agent",
+    handler="mcp_message",
+    params=s.MessageMcpNotification,
+    result=None,
+    stable=False,
+)
+
+CANCEL: MethodSpec[s.CancelNotification, None] = MethodSpec(
+    name="session/cancel",
+    kind="notification",
+    handled_by="agent",
+    handler="cancel",
+    params=s.CancelNotification,
+    result=None,
+)
+
+AUTH_STATUS: MethodSpec[s.AuthStatusRequest, s.AuthStatusResponse] = MethodSpec(
+    name="auth/status",
+    kind="request",
+    handled_by="agent",
+    handler="auth_status",
+    params=s.AuthStatusRequest,
+    result=s.AuthStatusResponse,
+    gate=(("agentCapabilities", "auth", "status"),),
+    stable=False,
+)
+
+AUTHENTICATE: MethodSpec[s.AuthenticateRequest, s.AuthenticateResponse] = MethodSpec(
+    name="authenticate",
+    kind="request",
+    handled_by="agent",
+    handler="authenticate",
+    params=s.AuthenticateRequest,
+    result=s.AuthenticateResponse,
+)
+
+INITIALIZE: MethodSpec[s.InitializeRequest, s.InitializeResponse] = MethodSpec(
+    name="initialize",
+    kind="request",
+    handled_by="agent",
+    handler="initialize",
+    params=s.InitializeRequest,
+    result=s.InitializeResponse,
+)
+
+LOGOUT: MethodSpec[s.LogoutRequest, s.LogoutResponse] = MethodSpec(
+    name="logout",
+    kind="request",
+    handled_by="agent",
+    handler="logout",
+    params=s.LogoutRequest,
+    result=s.LogoutResponse,
+    gate=(("agentCapabilities", "auth", "logout"),),
+)
+
+PROVIDERS_DISABLE: MethodSpec[s.DisableProviderRequest, s.DisableProviderResponse] = MethodSpec(
+    name="providers/disable",
+    kind="request",
+    handled_by="agent",
+    handler="providers_disable",
+    params=s.DisableProviderRequest,
+    result=s.DisableProviderResponse,
+    gate=(("agentCapabilities", "providers"),),
+    stable=False,
+)
+
+PROVIDERS_LIST: MethodSpec[s.ListProvidersRequest, s.ListProvidersResponse] = MethodSpec(
+    name="providers/list",
+    kind="request",
+    handled_by="agent",
+    handler="providers_list",
+    params=s.ListProvidersRequest,
+    result=s.ListProvidersResponse,
+    gate=(("agentCapabilities", "providers"),),
+    stable=False,
+)
+
+PROVIDERS_SET: MethodSpec[s.SetProviderRequest, s.SetProviderResponse] = MethodSpec(
+    name="providers/set",
+    kind="request",
+    handled_by="agent",
+    handler="providers_set",
+    params=s.SetProviderRequest,
+    result=s.SetProviderResponse,
+    gate=(("agentCapabilities", "providers"),),
+    stable=False,
+)
+
+SESSION_ARCHIVE: MethodSpec[s.ArchiveSessionRequest, s.ArchiveSessionResponse] = MethodSpec(
+    name="session/archive",
+    kind="request",
+    handled_by="agent",
+    handler="session_archive",
+    params=s.ArchiveSessionRequest,
+    result=s.ArchiveSessionResponse,
+    gate=(("agentCapabilities", "sessionCapabilities", "archive"),),
+    needs_auth=True,
+    stable=False,
+)
+
+CLOSE_SESSION: MethodSpec[s.CloseSessionRequest, s.CloseSessionResponse] = MethodSpec(
+    name="session/close",
+    kind="request",
+    handled_by="agent",
+    handler="close_session",
+    params=s.CloseSessionRequest,
+    result=s.CloseSessionResponse,
+    gate=(("agentCapabilities", "sessionCapabilities", "close"),),
+    session_scoped=True,
+    needs_auth=True,
+)
+
+DELETE_SESSION: MethodSpec[s.DeleteSessionRequest, s.DeleteSessionResponse] = MethodSpec(
+    name="session/delete",
+    kind="request",
+    handled_by="agent",
+    handler="delete_session",
+    params=s.DeleteSessionRequest,
+    result=s.DeleteSessionResponse,
+    gate=(("agentCapabilities", "sessionCapabilities", "delete"),),
+    needs_auth=True,
+)
+
+SESSION_FORK: MethodSpec[s.ForkSessionRequest, s.ForkSessionResponse] = MethodSpec(
+    name="session/fork",
+    kind="request",
+    handled_by="agent",
+    handler="session_fork",
+    params=s.ForkSessionRequest,
+    result=s.ForkSessionResponse,
+    gate=(("agentCapabilities", "sessionCapabilities", "fork"),),
+    needs_auth=True,
+    stable=False,
+)
+
+LIST_SESSIONS: MethodSpec[s.ListSessionsRequest, s.ListSessionsResponse] = MethodSpec(
+    name="session/list",
+    kind="request",
+    handled_by="agent",
+    handler="list_sessions",
+    params=s.ListSessionsRequest,
+    result=s.ListSessionsResponse,
+    gate=(("agentCapabilities", "sessionCapabilities", "list"),),
+    needs_auth=True,
+)
+
+LOAD_SESSION: MethodSpec[s.LoadSessionRequest, s.LoadSessionResponse] = MethodSpec(
+    name="session/load",
+    kind="request",
+    handled_by="agent",
+    handler="load_session",
+    params=s.LoadSessionRequest,
+    result=s.LoadSessionResponse,
+    gate=(("agentCapabilities", "loadSession"),),
+    needs_auth=True,
+)
+
+NEW_SESSION: MethodSpec[s.NewSessionRequest, s.NewSessionResponse] = MethodSpec(
+    name="session/new",
+    kind="request",
+    handled_by="agent",
+    handler="new_session",
+    params=s.NewSessionRequest,
+    result=s.NewSessionResponse,
+    needs_auth=True,
+)
+
+PROMPT: MethodSpec[s.PromptRequest, s.PromptResponse] = MethodSpec(
+    name="session/prompt",
+    kind="request",
+    handled_by="agent",
+    handler="prompt",
+    params=s.PromptRequest,
+    result=s.PromptResponse,
+    session_scoped=True,
+    needs_auth=True,
+)
+
+RESUME_SESSION: MethodSpec[s.ResumeSessionRequest, s.ResumeSessionResponse] = MethodSpec(
+    name="session/resume",
+    kind="request",
+    handled_by="agent",
+    handler="resume_session",
+    params=s.ResumeSessionRequest,
+    result=s.ResumeSessionResponse,
+    gate=(("agentCapabilities", "sessionCapabilities", "resume"),),
+    needs_auth=True,
+)
+
+SET_SESSION_CONFIG_OPTION: MethodSpec[
+    s.SetSessionConfigOptionRequest, s.SetSessionConfigOptionResponse
+] = MethodSpec(
+    name="session/set_config_option",
+    kind="request",
+    handled_by="agent",
+    handler="set_session_config_option",
+    params=s.SetSessionConfigOptionRequest,
+    result=s.SetSessionConfigOptionResponse,
+    session_scoped=True,
+    needs_auth=True,
+)
+
+SET_SESSION_MODE: MethodSpec[s.SetSessionModeRequest, s.SetSessionModeResponse] = MethodSpec(
+    name="session/set_mode",
+    kind="request",
+    handled_by="agent",
+    handler="set_session_mode",
+    params=s.SetSessionModeRequest,
+    result=s.SetSessionModeResponse,
+    session_scoped=True,
+    needs_auth=True,
+)
+
+SESSION_SET_TITLE: MethodSpec[s.SetSessionTitleRequest, s.SetSessionTitleResponse] = MethodSpec(
+    name="session/set_title",
+    kind="request",
+    handled_by="agent",
+    handler="session_set_title",
+    params=s.SetSessionTitleRequest,
+    result=s.SetSessionTitleResponse,
+    gate=(("agentCapabilities", "sessionCapabilities", "title"),),
+    needs_auth=True,
+    stable=False,
+)
+
+SESSION_STATUS: MethodSpec[s.SessionStatusRequest, s.SessionStatusResponse] = MethodSpec(
+    name="session/status",
+    kind="request",
+    handled_by="agent",
+    handler="session_status",
+    params=s.SessionStatusRequest,
+    result=s.SessionStatusResponse,
+    gate=(("agentCapabilities", "sessionCapabilities", "status"),),
+    needs_auth=True,
+    stable=False,
+)
+
+SESSION_UNARCHIVE: MethodSpec[s.UnarchiveSessionRequest, s.UnarchiveSessionResponse] = MethodSpec(
+    name="session/unarchive",
+    kind="request",
+    handled_by="agent",
+    handler="session_unarchive",
+    params=s.UnarchiveSessionRequest,
+    result=s.UnarchiveSessionResponse,
+    gate=(("agentCapabilities", "sessionCapabilities", "archive"),),
+    needs_auth=True,
+    stable=False,
+)
+
+AUTH_STATUS_UPDATE: MethodSpec[s.AuthStatusUpdateNotification, None] = MethodSpec(
+    name="auth/status_update",
+    kind="notification",
+    handled_by="client",
+    handler="auth_status_update",
+    params=s.AuthStatusUpdateNotification,
+    result=None,
+    stable=False,
+)
+
+COMPLETE_ELICITATION: MethodSpec[s.CompleteElicitationNotification, None] = MethodSpec(
+    name="elicitation/complete",
+    kind="notification",
+    handled_by="client",
+    handler="complete_elicitation",
+    params=s.CompleteElicitationNotification,
+    result=None,
+)
+
+SESSION_UPDATE: MethodSpec[s.SessionNotification, None] = MethodSpec(
+    name="session/update",
+    kind="notification",
+    handled_by="client",
+    handler="session_update",
+    params=s.SessionNotification,
+    result=None,
+)
+
+CREATE_ELICITATION: MethodSpec[s.CreateElicitationRequest, s.CreateElicitationResponse] = (
+    MethodSpec(
         name="elicitation/create",
         kind="request",
         handled_by="client",
+        handler="create_elicitation",
         params=s.CreateElicitationRequest,
         result=s.CreateElicitationResponse,
         gate=(
             ("clientCapabilities", "elicitation", "form"),
             ("clientCapabilities", "elicitation", "url"),
         ),
-    ),
-    "fs/read_text_file": MethodSpec(
-        name="fs/read_text_file",
-        kind="request",
-        handled_by="client",
-        params=s.ReadTextFileRequest,
-        result=s.ReadTextFileResponse,
-        gate=(("clientCapabilities", "fs", "readTextFile"),),
-    ),
-    "fs/write_text_file": MethodSpec(
-        name="fs/write_text_file",
-        kind="request",
-        handled_by="client",
-        params=s.WriteTextFileRequest,
-        result=s.WriteTextFileResponse,
-        gate=(("clientCapabilities", "fs", "writeTextFile"),),
-    ),
-    "mcp/message": MethodSpec(
-        name="mcp/message",
-        kind="request",
-        handled_by="client",
-        params=s.MessageMcpRequest,
-        result=s.MessageMcpResponse,
-        stable=False,
-    ),
-    "session/request_permission": MethodSpec(
+    )
+)
+
+READ_TEXT_FILE: MethodSpec[s.ReadTextFileRequest, s.ReadTextFileResponse] = MethodSpec(
+    name="fs/read_text_file",
+    kind="request",
+    handled_by="client",
+    handler="read_text_file",
+    params=s.ReadTextFileRequest,
+    result=s.ReadTextFileResponse,
+    gate=(("clientCapabilities", "fs", "readTextFile"),),
+)
+
+WRITE_TEXT_FILE: MethodSpec[s.WriteTextFileRequest, s.WriteTextFileResponse] = MethodSpec(
+    name="fs/write_text_file",
+    kind="request",
+    handled_by="client",
+    handler="write_text_file",
+    params=s.WriteTextFileRequest,
+    result=s.WriteTextFileResponse,
+    gate=(("clientCapabilities", "fs", "writeTextFile"),),
+)
+
+CLIENT_MCP_MESSAGE: MethodSpec[s.MessageMcpRequest, s.MessageMcpResponse] = MethodSpec(
+    name="mcp/message",
+    kind="request",
+    handled_by="client",
+    handler="mcp_message",
+    params=s.MessageMcpRequest,
+    result=s.MessageMcpResponse,
+    stable=False,
+)
+
+REQUEST_PERMISSION: MethodSpec[s.RequestPermissionRequest, s.RequestPermissionResponse] = (
+    MethodSpec(
         name="session/request_permission",
         kind="request",
         handled_by="client",
+        handler="request_permission",
         params=s.RequestPermissionRequest,
         result=s.RequestPermissionResponse,
-    ),
-    "terminal/create": MethodSpec(
-        name="terminal/create",
-        kind="request",
-        handled_by="client",
-        params=s.CreateTerminalRequest,
-        result=s.CreateTerminalResponse,
-        gate=(("clientCapabilities", "terminal"),),
-    ),
-    "terminal/kill": MethodSpec(
-        name="terminal/kill",
-        kind="request",
-        handled_by="client",
-        params=s.KillTerminalRequest,
-        result=s.KillTerminalResponse,
-        gate=(("clientCapabilities", "terminal"),),
-    ),
-    "terminal/output": MethodSpec(
-        name="terminal/output",
-        kind="request",
-        handled_by="client",
-        params=s.TerminalOutputRequest,
-        result=s.TerminalOutputResponse,
-        gate=(("clientCapabilities", "terminal"),),
-    ),
-    "terminal/release": MethodSpec(
-        name="terminal/release",
-        kind="request",
-        handled_by="client",
-        params=s.ReleaseTerminalRequest,
-        result=s.ReleaseTerminalResponse,
-        gate=(("clientCapabilities", "terminal"),),
-    ),
-    "terminal/wait_for_exit": MethodSpec(
+    )
+)
+
+CREATE_TERMINAL: MethodSpec[s.CreateTerminalRequest, s.CreateTerminalResponse] = MethodSpec(
+    name="terminal/create",
+    kind="request",
+    handled_by="client",
+    handler="create_terminal",
+    params=s.CreateTerminalRequest,
+    result=s.CreateTerminalResponse,
+    gate=(("clientCapabilities", "terminal"),),
+)
+
+KILL_TERMINAL: MethodSpec[s.KillTerminalRequest, s.KillTerminalResponse] = MethodSpec(
+    name="terminal/kill",
+    kind="request",
+    handled_by="client",
+    handler="kill_terminal",
+    params=s.KillTerminalRequest,
+    result=s.KillTerminalResponse,
+    gate=(("clientCapabilities", "terminal"),),
+)
+
+TERMINAL_OUTPUT: MethodSpec[s.TerminalOutputRequest, s.TerminalOutputResponse] = MethodSpec(
+    name="terminal/output",
+    kind="request",
+    handled_by="client",
+    handler="terminal_output",
+    params=s.TerminalOutputRequest,
+    result=s.TerminalOutputResponse,
+    gate=(("clientCapabilities", "terminal"),),
+)
+
+RELEASE_TERMINAL: MethodSpec[s.ReleaseTerminalRequest, s.ReleaseTerminalResponse] = MethodSpec(
+    name="terminal/release",
+    kind="request",
+    handled_by="client",
+    handler="release_terminal",
+    params=s.ReleaseTerminalRequest,
+    result=s.ReleaseTerminalResponse,
+    gate=(("clientCapabilities", "terminal"),),
+)
+
+WAIT_FOR_TERMINAL_EXIT: MethodSpec[s.WaitForTerminalExitRequest, s.WaitForTerminalExitResponse] = (
+    MethodSpec(
         name="terminal/wait_for_exit",
         kind="request",
         handled_by="client",
+        handler="wait_for_terminal_exit",
         params=s.WaitForTerminalExitRequest,
         result=s.WaitForTerminalExitResponse,
         gate=(("clientCapabilities", "terminal"),),
-    ),
+    )
+)
+
+CANCEL_REQUEST: MethodSpec[s.CancelRequestNotification, None] = MethodSpec(
+    name="$/cancel_request",
+    kind="notification",
+    handled_by="protocol",
+    handler="cancel_request",
+    params=s.CancelRequestNotification,
+    result=None,
+)
+
+PROXY_SUCCESSOR_NOTIFICATION: MethodSpec[s.ProxySuccessorNotification, None] = MethodSpec(
+    name="proxy/successor",
+    kind="notification",
+    handled_by="proxy",
+    handler="proxy_successor",
+    params=s.ProxySuccessorNotification,
+    result=None,
+    stable=False,
+)
+
+PROXY_INITIALIZE: MethodSpec[s.InitializeProxyRequest, s.InitializeProxyResponse] = MethodSpec(
+    name="proxy/initialize",
+    kind="request",
+    handled_by="proxy",
+    handler="proxy_initialize",
+    params=s.InitializeProxyRequest,
+    result=s.InitializeProxyResponse,
+    stable=False,
+)
+
+PROXY_SUCCESSOR_REQUEST: MethodSpec[s.ProxySuccessorRequest, s.ProxySuccessorResponse] = MethodSpec(
+    name="proxy/successor",
+    kind="request",
+    handled_by="proxy",
+    handler="proxy_successor",
+    params=s.ProxySuccessorRequest,
+    result=s.ProxySuccessorResponse,
+    stable=False,
+)
+
+AGENT_METHODS: dict[str, MethodSpec[Any, Any]] = {
+    "mcp/message": AGENT_MCP_MESSAGE,
+    "session/cancel": CANCEL,
+    "auth/status": AUTH_STATUS,
+    "authenticate": AUTHENTICATE,
+    "initialize": INITIALIZE,
+    "logout": LOGOUT,
+    "providers/disable": PROVIDERS_DISABLE,
+    "providers/list": PROVIDERS_LIST,
+    "providers/set": PROVIDERS_SET,
+    "session/archive": SESSION_ARCHIVE,
+    "session/close": CLOSE_SESSION,
+    "session/delete": DELETE_SESSION,
+    "session/fork": SESSION_FORK,
+    "session/list": LIST_SESSIONS,
+    "session/load": LOAD_SESSION,
+    "session/new": NEW_SESSION,
+    "session/prompt": PROMPT,
+    "session/resume": RESUME_SESSION,
+    "session/set_config_option": SET_SESSION_CONFIG_OPTION,
+    "session/set_mode": SET_SESSION_MODE,
+    "session/set_title": SESSION_SET_TITLE,
+    "session/status": SESSION_STATUS,
+    "session/unarchive": SESSION_UNARCHIVE,
 }
 
-PROTOCOL_METHODS: dict[str, MethodSpec] = {
-    "$/cancel_request": MethodSpec(
-        name="$/cancel_request",
-        kind="notification",
-        handled_by="protocol",
-        params=s.CancelRequestNotification,
-        result=None,
-    ),
+CLIENT_METHODS: dict[str, MethodSpec[Any, Any]] = {
+    "auth/status_update": AUTH_STATUS_UPDATE,
+    "elicitation/complete": COMPLETE_ELICITATION,
+    "session/update": SESSION_UPDATE,
+    "elicitation/create": CREATE_ELICITATION,
+    "fs/read_text_file": READ_TEXT_FILE,
+    "fs/write_text_file": WRITE_TEXT_FILE,
+    "mcp/message": CLIENT_MCP_MESSAGE,
+    "session/request_permission": REQUEST_PERMISSION,
+    "terminal/create": CREATE_TERMINAL,
+    "terminal/kill": KILL_TERMINAL,
+    "terminal/output": TERMINAL_OUTPUT,
+    "terminal/release": RELEASE_TERMINAL,
+    "terminal/wait_for_exit": WAIT_FOR_TERMINAL_EXIT,
 }
 
-PROXY_METHODS: dict[str, MethodSpec] = {
-    "proxy/initialize": MethodSpec(
-        name="proxy/initialize",
-        kind="request",
-        handled_by="proxy",
-        params=s.InitializeProxyRequest,
-        result=s.InitializeProxyResponse,
-        stable=False,
-    ),
-    "proxy/successor": MethodSpec(
-        name="proxy/successor",
-        kind="request",
-        handled_by="proxy",
-        params=s.ProxySuccessorRequest,
-        result=s.ProxySuccessorResponse,
-        stable=False,
-    ),
+PROTOCOL_METHODS: dict[str, MethodSpec[Any, Any]] = {
+    "$/cancel_request": CANCEL_REQUEST,
 }
 
-PROXY_NOTIFICATIONS: dict[str, MethodSpec] = {
-    "proxy/successor": MethodSpec(
-        name="proxy/successor",
-        kind="notification",
-        handled_by="proxy",
-        params=s.ProxySuccessorNotification,
-        result=None,
-        stable=False,
-    ),
+PROXY_METHODS: dict[str, MethodSpec[Any, Any]] = {
+    "proxy/initialize": PROXY_INITIALIZE,
+    "proxy/successor": PROXY_SUCCESSOR_REQUEST,
+}
+
+PROXY_NOTIFICATIONS: dict[str, MethodSpec[Any, Any]] = {
+    "proxy/successor": PROXY_SUCCESSOR_NOTIFICATION,
 }

@@ -7,9 +7,12 @@ method, so an agent can be a bare `Agent()` with handlers, a subclass, or both.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from interlink.jsonrpc import NotificationType, RequestType
+from interlink.jsonrpc import RpcError
+
+if TYPE_CHECKING:
+    from interlink.acp._methods import MethodSpec
 
 __all__ = ["Handlers"]
 
@@ -18,33 +21,31 @@ R = TypeVar("R")
 
 
 class Handlers:
-    """Mixin: a per-instance table of registered handlers, by wire method."""
+    """Mixin: a per-instance table of registered handlers, by wire method, and the
+    extension methods' defaults (-32601 for a request, ignored for a notification)."""
 
-    _registered: dict[str, Callable[[object], Awaitable[object]]]
+    _registered: dict[str, Callable[[Any], Awaitable[Any]]]
 
-    @overload
     def on(
-        self, method: RequestType[P, R]
-    ) -> Callable[[Callable[[P], Awaitable[R]]], Callable[[P], Awaitable[R]]]: ...
+        self, method: MethodSpec[P, R]
+    ) -> Callable[[Callable[[P], Awaitable[R]]], Callable[[P], Awaitable[R]]]:
+        """Register the decorated coroutine function as the handler of `method` (a
+        notification's handler returns None)."""
 
-    @overload
-    def on(
-        self, method: NotificationType[P]
-    ) -> Callable[[Callable[[P], Awaitable[None]]], Callable[[P], Awaitable[None]]]: ...
-
-    def on(  # type: ignore[misc]  # one implementation serves both overloads
-        self, method: RequestType[P, R] | NotificationType[P]
-    ) -> Callable[[Callable[[P], Awaitable[object]]], Callable[[P], Awaitable[object]]]:
-        """Register the decorated coroutine function as the handler of `method`."""
-
-        def register(handler: Callable[[P], Awaitable[object]]) -> Callable[[P], Awaitable[object]]:
+        def register(handler: Callable[[P], Awaitable[R]]) -> Callable[[P], Awaitable[R]]:
             if "_registered" not in self.__dict__:
                 self._registered = {}
-            self._registered[method.method] = handler  # type: ignore[assignment]
+            self._registered[method.name] = handler
             return handler
 
         return register
 
-    def registered(self, method: str) -> Callable[[object], Awaitable[object]] | None:
+    def registered(self, method: str) -> Callable[[Any], Awaitable[Any]] | None:
         table = self.__dict__.get("_registered")
         return None if table is None else table.get(method)
+
+    async def ext_method(self, method: str, params: object) -> object:
+        raise RpcError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: object) -> None:
+        return None
