@@ -15,26 +15,6 @@ from typing import ClassVar
 from interlink.a2a._codec import FieldViolation
 from interlink.jsonrpc import ConnectionClosed, InvalidParams, RpcError
 
-__all__ = [
-    "A2AError",
-    "A2AHttpError",
-    "A2AInvalidParams",
-    "A2ATransportError",
-    "AuthenticationRequired",
-    "StreamInterrupted",
-    "ContentTypeNotSupported",
-    "ExtendedAgentCardNotConfigured",
-    "ExtensionSupportRequired",
-    "InvalidAgentResponse",
-    "PushNotificationNotSupported",
-    "TaskNotCancelable",
-    "TaskNotFound",
-    "UnsupportedOperation",
-    "VersionNotSupported",
-    "bad_request",
-    "error_info",
-]
-
 DOMAIN = "a2a-protocol.org"
 ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 BAD_REQUEST = "type.googleapis.com/google.rpc.BadRequest"
