@@ -18,7 +18,9 @@ from typing import Generic, TypeVar
 
 from interlink.check._report import Case, Citation, Level, Outcome, Result, selected
 
-__all__ = ["Entry", "Fail", "Registry", "Skip", "run_case"]
+__all__ = ["MAY", "MUST", "SHOULD", "Entry", "Fail", "Registry", "Skip", "run_case"]
+
+MUST, SHOULD, MAY = Level.MUST, Level.SHOULD, Level.MAY
 
 C = TypeVar("C")
 
