@@ -40,16 +40,12 @@ from interlink.a2a._store import (
     TERMINAL_STATES,
     Configs,
     Delivery,
-    EventRow,
     StoreError,
     TaskChange,
     TaskExists,
-    TaskFilter,
     TaskLeased,
-    TaskPage,
     TaskRow,
     VersionConflict,
-    page_of,
 )
 from interlink.a2a._store_sql import ACTIVE as _ACTIVE
 from interlink.a2a._store_sql import PUT_CONFIG as _PUT_CONFIG
@@ -248,8 +244,10 @@ async def _keep_session(conn: asyncpg.Connection) -> None:
     behind), which saves a round trip per query; asyncpg still rolls back a transaction."""
 
 
-class PostgresTaskStore:
+class PostgresTaskStore(sql_.SqlStore):
     """Tasks, event logs, push configs and the outbox in one PostgreSQL schema."""
+
+    _NO_SUCH_TASK = asyncpg.ForeignKeyViolationError
 
     def __init__(
         self, dsn: str, *, schema: str = "interlink", min_size: int = 1, max_size: int = 10
@@ -379,26 +377,12 @@ class PostgresTaskStore:
             raise VersionConflict(task_id, expected, None if found is None else found[0])
         return sql_.appended(tenant, task_id, change, updated)
 
-    async def get(self, tenant: str, task_id: str) -> TaskRow | None:
-        found = await self._run("fetchrow", sql_.GET_TASK, tenant, task_id)
-        return None if found is None else sql_.task_row(found)
+    async def _fetch(self, sql: str, *args: object) -> builtins.list[Any]:
+        rows: builtins.list[Any] = await self._run("fetch", sql, *args)
+        return rows
 
-    async def events(
-        self, tenant: str, task_id: str, after_seq: int = 0, limit: int = 1000
-    ) -> builtins.list[EventRow]:
-        rows = await self._run("fetch", sql_.EVENTS, tenant, task_id, after_seq, max(limit, 0))
-        return [EventRow(seq, payload) for seq, payload in rows]
-
-    async def list(self, tenant: str, **query: Unpack[TaskPage]) -> builtins.list[TaskRow]:
-        sql, params = sql_.page("tasks", tenant, query, *page_of(query))
-        return [sql_.task_row(r) for r in await self._run("fetch", sql, *params)]
-
-    async def count(self, tenant: str, **query: Unpack[TaskFilter]) -> int:
-        sql, params = sql_.count(tenant, query)
-        return int(await self._run("fetchval", sql, *params))
-
-    async def active(self) -> builtins.list[TaskRow]:
-        return [sql_.task_row(r) for r in await self._run("fetch", sql_.ACTIVE_TASKS)]
+    async def _execute(self, sql: str, *args: object) -> None:
+        await self._run("execute", sql, *args)
 
     # -- leases (several replicas) --------------------------------------------------
 
@@ -460,29 +444,6 @@ class PostgresTaskStore:
 
     # -- push configs -----------------------------------------------------------------
 
-    async def put_push_config(
-        self, tenant: str, task_id: str, config_id: str, config: bytes
-    ) -> None:
-        try:
-            await self._run("execute", _PUT_CONFIG, tenant, task_id, config_id, config)
-        except StoreError as exc:
-            if isinstance(exc.__cause__, asyncpg.ForeignKeyViolationError):
-                raise StoreError(f"push config for unknown task {task_id}") from exc.__cause__
-            raise
-
-    async def get_push_config(self, tenant: str, task_id: str, config_id: str) -> bytes | None:
-        found: bytes | None = await self._run(
-            "fetchval", sql_.GET_CONFIG, tenant, task_id, config_id
-        )
-        return found
-
-    async def list_push_configs(self, tenant: str, task_id: str) -> Configs:
-        rows = await self._run("fetch", sql_.LIST_CONFIGS, tenant, task_id)
-        return [(config_id, config) for config_id, config in rows]
-
-    async def delete_push_config(self, tenant: str, task_id: str, config_id: str) -> None:
-        await self._run("execute", sql_.DELETE_CONFIG, tenant, task_id, config_id)
-
     # -- push outbox ------------------------------------------------------------------
 
     async def claim_deliveries(self, now: int, limit: int, lease: int) -> builtins.list[Delivery]:
@@ -497,15 +458,6 @@ class PostgresTaskStore:
                 break
             after = (rows[-1][8], rows[-1][0])  # orphans were dropped: look further
         return claimed
-
-    async def finish_delivery(self, delivery_id: int) -> None:
-        await self._run("execute", sql_.DELETE_DELIVERY, delivery_id)
-
-    async def retry_delivery(self, delivery_id: int, next_at: int, error: str) -> None:
-        await self._run("execute", sql_.RETRY_DELIVERY, next_at, error, delivery_id)
-
-    async def drop_delivery(self, delivery_id: int, error: str) -> None:
-        await self.finish_delivery(delivery_id)
 
     # -- wake-ups ---------------------------------------------------------------------
 

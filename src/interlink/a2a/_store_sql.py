@@ -8,10 +8,23 @@ parameters as `?n` (`sqlite`).
 
 from __future__ import annotations
 
+import builtins
+import functools
 import re
-from typing import Any
+from typing import Any, Unpack
 
-from interlink.a2a._store import ACTIVE_STATES, Delivery, TaskChange, TaskFilter, TaskRow
+from interlink.a2a._store import (
+    ACTIVE_STATES,
+    Configs,
+    Delivery,
+    EventRow,
+    StoreError,
+    TaskChange,
+    TaskFilter,
+    TaskPage,
+    TaskRow,
+    page_of,
+)
 
 TASK_COLUMNS = ", ".join(TaskRow.__struct_fields__)
 ACTIVE = ", ".join(f"'{state}'" for state in sorted(ACTIVE_STATES))
@@ -55,6 +68,7 @@ DELETE_DELIVERY = "DELETE FROM outbox WHERE id = $1"
 _DOLLAR = re.compile(r"\$(\d+)")
 
 
+@functools.cache
 def sqlite(sql: str) -> str:
     """`sql` with SQLite's spelling of its numbered parameters (`?n` for `$n`)."""
     return _DOLLAR.sub(r"?\1", sql)
@@ -117,7 +131,7 @@ def where(
     return " AND ".join(clauses), params
 
 
-def page(
+def page_sql(
     source: str, tenant: str, query: TaskFilter, size: int, before: tuple[int, str] | None
 ) -> tuple[str, list[object]]:
     """The SELECT of one page of `list` from `source` (the table, maybe with an index
@@ -131,6 +145,77 @@ def page(
     return sql, params
 
 
-def count(tenant: str, query: TaskFilter) -> tuple[str, list[object]]:
+def count_sql(tenant: str, query: TaskFilter) -> tuple[str, list[object]]:
     clause, params = where(tenant, query)
     return f"SELECT count(*) FROM tasks WHERE {clause}", params
+
+
+class SqlStore:
+    """The `TaskStore` methods that are one statement in either dialect. A backend
+    supplies `_fetch` (all rows of a read) and `_execute` (one autocommitted write), each
+    taking the query in `$n` form and its parameters."""
+
+    async def _fetch(self, sql: str, *args: object) -> builtins.list[Any]:
+        raise NotImplementedError
+
+    async def _execute(self, sql: str, *args: object) -> None:
+        raise NotImplementedError
+
+    _NO_SUCH_TASK: type[BaseException] = Exception
+    """The driver's foreign-key violation: a push config for a task that does not exist."""
+
+    def _source(self, query: TaskFilter) -> str:
+        """What `list` selects from: the table, or the table with an index hint."""
+        return "tasks"
+
+    async def get(self, tenant: str, task_id: str) -> TaskRow | None:
+        found = await self._fetch(GET_TASK, tenant, task_id)
+        return task_row(found[0]) if found else None
+
+    async def events(
+        self, tenant: str, task_id: str, after_seq: int = 0, limit: int = 1000
+    ) -> builtins.list[EventRow]:
+        rows = await self._fetch(EVENTS, tenant, task_id, after_seq, max(limit, 0))
+        return [EventRow(seq, payload) for seq, payload in rows]
+
+    async def list(self, tenant: str, **query: Unpack[TaskPage]) -> builtins.list[TaskRow]:
+        sql, params = page_sql(self._source(query), tenant, query, *page_of(query))
+        return [task_row(r) for r in await self._fetch(sql, *params)]
+
+    async def count(self, tenant: str, **query: Unpack[TaskFilter]) -> int:
+        sql, params = count_sql(tenant, query)
+        ((n,),) = await self._fetch(sql, *params)
+        return int(n)
+
+    async def active(self) -> builtins.list[TaskRow]:
+        return [task_row(r) for r in await self._fetch(ACTIVE_TASKS)]
+
+    async def put_push_config(
+        self, tenant: str, task_id: str, config_id: str, config: bytes
+    ) -> None:
+        try:
+            await self._execute(PUT_CONFIG, tenant, task_id, config_id, config)
+        except StoreError as exc:
+            if isinstance(exc.__cause__, self._NO_SUCH_TASK):
+                raise StoreError(f"push config for unknown task {task_id}") from exc.__cause__
+            raise
+
+    async def get_push_config(self, tenant: str, task_id: str, config_id: str) -> bytes | None:
+        found = await self._fetch(GET_CONFIG, tenant, task_id, config_id)
+        config: bytes | None = found[0][0] if found else None
+        return config
+
+    async def list_push_configs(self, tenant: str, task_id: str) -> Configs:
+        return [(cid, config) for cid, config in await self._fetch(LIST_CONFIGS, tenant, task_id)]
+
+    async def delete_push_config(self, tenant: str, task_id: str, config_id: str) -> None:
+        await self._execute(DELETE_CONFIG, tenant, task_id, config_id)
+
+    async def finish_delivery(self, delivery_id: int) -> None:
+        await self._execute(DELETE_DELIVERY, delivery_id)
+
+    async def retry_delivery(self, delivery_id: int, next_at: int, error: str) -> None:
+        await self._execute(RETRY_DELIVERY, next_at, error, delivery_id)
+
+    async def drop_delivery(self, delivery_id: int, error: str) -> None:
+        await self.finish_delivery(delivery_id)

@@ -53,15 +53,12 @@ from interlink.a2a._store import (
     TERMINAL_STATES,
     Configs,
     Delivery,
-    EventRow,
     StoreError,
     TaskChange,
     TaskExists,
     TaskFilter,
-    TaskPage,
     TaskRow,
     VersionConflict,
-    page_of,
 )
 from interlink.a2a._store_sql import TASK_COLUMNS, sqlite
 
@@ -128,12 +125,6 @@ _UPDATE_TASK = """UPDATE tasks
     RETURNING context_id, owner, version, last_seq"""
 _PUT_CONFIG = sqlite(sql_.PUT_CONFIG)
 _GET_TASK = sqlite(sql_.GET_TASK)
-_EVENTS = sqlite(sql_.EVENTS)
-_GET_CONFIG = sqlite(sql_.GET_CONFIG)
-_LIST_CONFIGS = sqlite(sql_.LIST_CONFIGS)
-_DELETE_CONFIG = sqlite(sql_.DELETE_CONFIG)
-_RETRY_DELIVERY = sqlite(sql_.RETRY_DELIVERY)
-_DELETE_DELIVERY = sqlite(sql_.DELETE_DELIVERY)
 _QUEUE_DELIVERIES = """INSERT INTO outbox (tenant, task_id, config_id, config_ref, seq)
     SELECT p.tenant, p.task_id, p.config_id, p.id, e.seq
     FROM push_configs AS p
@@ -233,9 +224,11 @@ def _holder(fd: int) -> str:
         return "another process (which has not written its pid yet)"
 
 
-class SqliteTaskStore:
+class SqliteTaskStore(sql_.SqlStore):
     """Tasks, event logs, push configs and the outbox in one SQLite file (WAL), for one
     process at a time (see the module)."""
+
+    _NO_SUCH_TASK = sqlite3.IntegrityError
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -367,16 +360,13 @@ class SqliteTaskStore:
         return await self._run(append)
 
     async def get(self, tenant: str, task_id: str) -> TaskRow | None:
-        def get(conn: sqlite3.Connection) -> TaskRow | None:
-            found = conn.execute(_GET_TASK, (tenant, task_id)).fetchone()
-            return None if found is None else sql_.task_row(found)
-
         if self._reader is not None:
             try:
-                return get(self._reader)
+                found = self._reader.execute(_GET_TASK, (tenant, task_id)).fetchone()
+                return None if found is None else sql_.task_row(found)
             except sqlite3.OperationalError:
                 pass  # busy (a checkpoint, a recovery): the writer's thread waits for it
-        return await self._run(get)
+        return await super().get(tenant, task_id)
 
     async def prune(self, older_than: int) -> int:
         terminal = sorted(TERMINAL_STATES)
@@ -394,59 +384,20 @@ class SqliteTaskStore:
 
         return await self._run(prune)
 
-    async def events(
-        self, tenant: str, task_id: str, after_seq: int = 0, limit: int = 1000
-    ) -> builtins.list[EventRow]:
-        args = (tenant, task_id, after_seq, max(limit, 0))
-        rows = await self._rows(_EVENTS, args)
-        return [EventRow(seq, payload) for seq, payload in rows]
-
-    async def list(self, tenant: str, **query: Unpack[TaskPage]) -> builtins.list[TaskRow]:
+    def _source(self, query: TaskFilter) -> str:
         # Without statistics SQLite would walk the tenant's time index to skip a sort;
         # a context has few tasks, so its index and a small sort win.
-        source = "tasks" if query.get("context_id") is None else "tasks INDEXED BY tasks_by_context"
-        sql, params = sql_.page(source, tenant, query, *page_of(query))
-        return [sql_.task_row(r) for r in await self._rows(sqlite(sql), params)]
+        return "tasks" if query.get("context_id") is None else "tasks INDEXED BY tasks_by_context"
 
-    async def count(self, tenant: str, **query: Unpack[TaskFilter]) -> int:
-        sql, params = sql_.count(tenant, query)
-        ((n,),) = await self._rows(sqlite(sql), params)
-        return int(n)
+    async def _fetch(self, sql: str, *args: object) -> builtins.list[Any]:
+        query = sqlite(sql)
+        return await self._run(lambda conn: conn.execute(query, args).fetchall())
 
-    async def active(self) -> builtins.list[TaskRow]:
-        return [sql_.task_row(r) for r in await self._rows(sql_.ACTIVE_TASKS, ())]
-
-    async def _rows(self, sql: str, params: Sequence[object]) -> builtins.list[Any]:
-        """All rows of one read."""
-        return await self._run(lambda conn: conn.execute(sql, params).fetchall())
-
-    async def _write(self, sql: str, params: Sequence[object]) -> None:
-        """One autocommitted statement."""
-        await self._run(lambda conn: conn.execute(sql, params))
+    async def _execute(self, sql: str, *args: object) -> None:
+        query = sqlite(sql)
+        await self._run(lambda conn: conn.execute(query, args))
 
     # -- push configs -----------------------------------------------------------------
-
-    async def put_push_config(
-        self, tenant: str, task_id: str, config_id: str, config: bytes
-    ) -> None:
-        try:
-            await self._run(
-                lambda conn: conn.execute(_PUT_CONFIG, (tenant, task_id, config_id, config))
-            )
-        except StoreError as exc:
-            if isinstance(exc.__cause__, sqlite3.IntegrityError):  # the foreign key: no such task
-                raise StoreError(f"push config for unknown task {task_id}") from exc.__cause__
-            raise
-
-    async def get_push_config(self, tenant: str, task_id: str, config_id: str) -> bytes | None:
-        found = await self._rows(_GET_CONFIG, (tenant, task_id, config_id))
-        return found[0][0] if found else None
-
-    async def list_push_configs(self, tenant: str, task_id: str) -> Configs:
-        return [(cid, config) for cid, config in await self._rows(_LIST_CONFIGS, (tenant, task_id))]
-
-    async def delete_push_config(self, tenant: str, task_id: str, config_id: str) -> None:
-        await self._write(_DELETE_CONFIG, (tenant, task_id, config_id))
 
     # -- push outbox ------------------------------------------------------------------
 
@@ -472,12 +423,3 @@ class SqliteTaskStore:
             return claimed
 
         return await self._run(claim)
-
-    async def finish_delivery(self, delivery_id: int) -> None:
-        await self._write(_DELETE_DELIVERY, (delivery_id,))
-
-    async def retry_delivery(self, delivery_id: int, next_at: int, error: str) -> None:
-        await self._write(_RETRY_DELIVERY, (next_at, error, delivery_id))
-
-    async def drop_delivery(self, delivery_id: int, error: str) -> None:
-        await self.finish_delivery(delivery_id)
