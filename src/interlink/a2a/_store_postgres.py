@@ -37,7 +37,6 @@ from asyncpg.pool import PoolConnectionProxy
 
 from interlink.a2a import _store_sql as sql_
 from interlink.a2a._store import (
-    TERMINAL_STATES,
     Configs,
     Delivery,
     StoreError,
@@ -440,7 +439,7 @@ class PostgresTaskStore(sql_.SqlStore):
             await self._run("execute", "SELECT pg_notify($1, $2)", self.cancel_channel, prefix)
 
     async def prune(self, older_than: int) -> int:
-        return int(await self._run("fetchval", _PRUNE, older_than, sorted(TERMINAL_STATES)))
+        return int(await self._run("fetchval", _PRUNE, older_than, list(sql_.TERMINAL)))
 
     # -- push configs -----------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from typing import Any, Unpack
 
 from interlink.a2a._store import (
     ACTIVE_STATES,
+    TERMINAL_STATES,
     Configs,
     Delivery,
     EventRow,
@@ -29,6 +30,8 @@ from interlink.a2a._store import (
 TASK_COLUMNS = ", ".join(TaskRow.__struct_fields__)
 ACTIVE = ", ".join(f"'{state}'" for state in sorted(ACTIVE_STATES))
 """Literals, so that the planner can use the partial indexes on active tasks."""
+TERMINAL = tuple(sorted(TERMINAL_STATES))
+"""The terminal states, in a stable order (`prune`'s parameters)."""
 
 TASK_INDEXES = (
     "CREATE INDEX tasks_by_time ON tasks (tenant, status_time DESC, task_id DESC)",

@@ -50,7 +50,6 @@ import msgspec
 
 from interlink.a2a import _store_sql as sql_
 from interlink.a2a._store import (
-    TERMINAL_STATES,
     Configs,
     Delivery,
     StoreError,
@@ -369,7 +368,7 @@ class SqliteTaskStore(sql_.SqlStore):
         return await super().get(tenant, task_id)
 
     async def prune(self, older_than: int) -> int:
-        terminal = sorted(TERMINAL_STATES)
+        terminal = sql_.TERMINAL
         old = (
             "SELECT tenant, task_id FROM tasks WHERE status_time < ?"
             f" AND state IN ({', '.join('?' * len(terminal))})"
