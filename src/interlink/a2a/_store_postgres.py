@@ -82,7 +82,8 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         f"ALTER TABLE tasks ADD COLUMN lease_owner {_T} DEFAULT '',"
         " ADD COLUMN lease_until BIGINT NOT NULL DEFAULT 0",
-        f"CREATE INDEX tasks_leases ON tasks (lease_until) WHERE state IN ({_ACTIVE})",
+        "CREATE INDEX tasks_leases ON tasks (lease_until) WHERE state IN"
+        " ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')",
     ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)

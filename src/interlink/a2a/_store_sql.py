@@ -33,6 +33,8 @@ ACTIVE = ", ".join(f"'{state}'" for state in sorted(ACTIVE_STATES))
 TERMINAL = tuple(sorted(TERMINAL_STATES))
 """The terminal states, in a stable order (`prune`'s parameters)."""
 
+# Part of migration 1 of both stores: written out (not derived from the state sets), so
+# that the migration never changes.
 TASK_INDEXES = (
     "CREATE INDEX tasks_by_time ON tasks (tenant, status_time DESC, task_id DESC)",
     "CREATE INDEX tasks_by_owner ON tasks (tenant, owner, status_time DESC, task_id DESC)",
@@ -41,7 +43,8 @@ TASK_INDEXES = (
     "CREATE INDEX tasks_by_context ON tasks (tenant, context_id)",
     "CREATE INDEX tasks_by_state ON tasks (tenant, state, status_time DESC, task_id DESC)",
     # Small: only running tasks, for `active()` after a restart.
-    f"CREATE INDEX tasks_active ON tasks (state) WHERE state IN ({ACTIVE})",
+    "CREATE INDEX tasks_active ON tasks (state) WHERE state IN"
+    " ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')",
 )
 LANE_INDEX = "CREATE INDEX outbox_lane ON outbox (tenant, task_id, config_ref, seq)"
 """Migration 2 of both: a lane (task, config) is claimed head first, for delivery in order."""
