@@ -13,9 +13,8 @@ import functools
 import re
 from typing import Any, Unpack
 
+from interlink.a2a import _store
 from interlink.a2a._store import (
-    ACTIVE_STATES,
-    TERMINAL_STATES,
     Configs,
     Delivery,
     EventRow,
@@ -28,9 +27,9 @@ from interlink.a2a._store import (
 )
 
 TASK_COLUMNS = ", ".join(TaskRow.__struct_fields__)
-ACTIVE = ", ".join(f"'{state}'" for state in sorted(ACTIVE_STATES))
+ACTIVE = ", ".join(f"'{state}'" for state in sorted(_store.ACTIVE_STATES))
 """Literals, so that the planner can use the partial indexes on active tasks."""
-TERMINAL = tuple(sorted(TERMINAL_STATES))
+TERMINAL = tuple(sorted(_store.TERMINAL_STATES))
 """The terminal states, in a stable order (`prune`'s parameters)."""
 
 # Part of migration 1 of both stores: written out (not derived from the state sets), so
