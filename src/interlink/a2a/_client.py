@@ -29,7 +29,6 @@ import uuid
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from types import TracebackType
 from typing import Final, Self, TypeVar
 
 import httpx
@@ -286,12 +285,7 @@ class A2AClient:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
     # -- the methods ---------------------------------------------------------------------

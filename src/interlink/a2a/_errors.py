@@ -9,31 +9,12 @@ server's answer (`RpcError.from_error_object(error, "a2a")`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import ClassVar
 
 from interlink.a2a._codec import FieldViolation
 from interlink.jsonrpc import ConnectionClosed, InvalidParams, RpcError
-
-__all__ = [
-    "A2AError",
-    "A2AHttpError",
-    "A2AInvalidParams",
-    "A2ATransportError",
-    "AuthenticationRequired",
-    "StreamInterrupted",
-    "ContentTypeNotSupported",
-    "ExtendedAgentCardNotConfigured",
-    "ExtensionSupportRequired",
-    "InvalidAgentResponse",
-    "PushNotificationNotSupported",
-    "TaskNotCancelable",
-    "TaskNotFound",
-    "UnsupportedOperation",
-    "VersionNotSupported",
-    "bad_request",
-    "error_info",
-]
 
 DOMAIN = "a2a-protocol.org"
 ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
@@ -61,67 +42,53 @@ def bad_request(violations: Iterable[tuple[str, str]]) -> InvalidParams:
 
 
 class A2AError(RpcError):
-    """Base of the A2A-specific errors; `REASON` is the ErrorInfo reason."""
+    """Base of the A2A-specific errors. Each states its code and message in its class
+    line; `REASON`, the ErrorInfo reason, is its name in upper snake case."""
 
     PROTOCOL = "a2a"
     REASON: ClassVar[str] = ""
+
+    def __init_subclass__(cls, code: int = 0, message: str = "", **kwargs: object) -> None:
+        if code:  # (set before RpcError registers the code)
+            cls.CODE, cls.MESSAGE = code, message
+            cls.REASON = re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).upper()
+        super().__init_subclass__(**kwargs)
 
     def __init__(self, message: str | None = None, **metadata: str) -> None:
         super().__init__(message, error_info(self.REASON, metadata))
 
 
-class TaskNotFound(A2AError):
-    CODE = -32001
-    MESSAGE = "Task not found"
-    REASON = "TASK_NOT_FOUND"
+class TaskNotFound(A2AError, code=-32001, message="Task not found"): ...
 
 
-class TaskNotCancelable(A2AError):
-    CODE = -32002
-    MESSAGE = "Task cannot be canceled"
-    REASON = "TASK_NOT_CANCELABLE"
+class TaskNotCancelable(A2AError, code=-32002, message="Task cannot be canceled"): ...
 
 
-class PushNotificationNotSupported(A2AError):
-    CODE = -32003
-    MESSAGE = "Push notifications are not supported"
-    REASON = "PUSH_NOTIFICATION_NOT_SUPPORTED"
+class PushNotificationNotSupported(
+    A2AError, code=-32003, message="Push notifications are not supported"
+): ...
 
 
-class UnsupportedOperation(A2AError):
-    CODE = -32004
-    MESSAGE = "This operation is not supported"
-    REASON = "UNSUPPORTED_OPERATION"
+class UnsupportedOperation(A2AError, code=-32004, message="This operation is not supported"): ...
 
 
-class ContentTypeNotSupported(A2AError):
-    CODE = -32005
-    MESSAGE = "Incompatible content types"
-    REASON = "CONTENT_TYPE_NOT_SUPPORTED"
+class ContentTypeNotSupported(A2AError, code=-32005, message="Incompatible content types"): ...
 
 
-class InvalidAgentResponse(A2AError):
-    CODE = -32006
-    MESSAGE = "Invalid agent response"
-    REASON = "INVALID_AGENT_RESPONSE"
+class InvalidAgentResponse(A2AError, code=-32006, message="Invalid agent response"): ...
 
 
-class ExtendedAgentCardNotConfigured(A2AError):
-    CODE = -32007
-    MESSAGE = "Extended agent card is not configured"
-    REASON = "EXTENDED_AGENT_CARD_NOT_CONFIGURED"
+class ExtendedAgentCardNotConfigured(
+    A2AError, code=-32007, message="Extended agent card is not configured"
+): ...
 
 
-class ExtensionSupportRequired(A2AError):
-    CODE = -32008
-    MESSAGE = "A required extension was not activated"
-    REASON = "EXTENSION_SUPPORT_REQUIRED"
+class ExtensionSupportRequired(
+    A2AError, code=-32008, message="A required extension was not activated"
+): ...
 
 
-class VersionNotSupported(A2AError):
-    CODE = -32009
-    MESSAGE = "A2A version not supported"
-    REASON = "VERSION_NOT_SUPPORTED"
+class VersionNotSupported(A2AError, code=-32009, message="A2A version not supported"): ...
 
 
 # -- what a client raises besides the errors above ------------------------------------

@@ -40,16 +40,6 @@ from interlink.a2a._types import (
     TaskStatusUpdateEvent,
 )
 
-__all__ = [
-    "AgentExecutor",
-    "Event",
-    "EventSink",
-    "InvalidEventSequence",
-    "RequestContext",
-    "TaskUpdater",
-    "new_id",
-]
-
 Event = Message | Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent
 
 

@@ -24,21 +24,26 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, TypedDict, Unpack
 
 import msgspec
 
 __all__ = [
     "ACTIVE_STATES",
+    "Configs",
     "TERMINAL_STATES",
     "Delivery",
     "EventRow",
     "StoreError",
+    "TaskChange",
     "TaskExists",
+    "TaskFilter",
     "TaskLeased",
+    "TaskPage",
     "TaskRow",
     "TaskStore",
     "VersionConflict",
+    "page_of",
 ]
 
 TERMINAL_STATES = frozenset(
@@ -117,6 +122,45 @@ class Delivery(msgspec.Struct, frozen=True, kw_only=True):
     """The event's `StreamResponse` ProtoJSON: the webhook body."""
 
 
+Configs = Sequence[tuple[str, bytes]]
+"""Push configs of a task: `(config_id, TaskPushNotificationConfig ProtoJSON)` pairs."""
+
+
+class TaskFilter(TypedDict, total=False):
+    """Which tasks `TaskStore.list` and `count` walk (each key left out, or None, keeps
+    every task)."""
+
+    owner: str | None
+    context_id: str | None
+    state: str | None
+    status_after: int | None
+    """Keeps the tasks whose status_time is strictly greater."""
+
+
+class TaskPage(TaskFilter, total=False):
+    """A `TaskFilter` and one page of its walk."""
+
+    page_size: int
+    """At most this many rows (50 when left out)."""
+    before: tuple[int, str] | None
+    """The keyset cursor `(status_time, task_id)` of the last row of the previous page."""
+
+
+def page_of(query: TaskPage) -> tuple[int, tuple[int, str] | None]:
+    """`(page_size, before)` of `query`, the default filled in."""
+    return max(query.get("page_size", 50), 0), query.get("before")
+
+
+class TaskChange(TypedDict):
+    """What `TaskStore.append` writes."""
+
+    expected_version: int
+    task: bytes
+    state: str
+    status_time: int
+    events: Sequence[bytes]
+
+
 class TaskStore(Protocol):
     """Where tasks, their event logs, push configs and the push outbox live."""
 
@@ -129,10 +173,7 @@ class TaskStore(Protocol):
     # -- tasks ------------------------------------------------------------------------
 
     async def create(
-        self,
-        row: TaskRow,
-        events: Sequence[bytes],
-        push_configs: Sequence[tuple[str, bytes]] = (),
+        self, row: TaskRow, events: Sequence[bytes], push_configs: Configs = ()
     ) -> TaskRow:
         """Store a new task (`row.version` and `row.last_seq` are ignored) with its first
         events (numbered from 1) and its first push configs `(config_id, config)`, whose
@@ -140,17 +181,7 @@ class TaskStore(Protocol):
         row (version 1). Raises `TaskExists`."""
         ...
 
-    async def append(
-        self,
-        tenant: str,
-        task_id: str,
-        *,
-        expected_version: int,
-        task: bytes,
-        state: str,
-        status_time: int,
-        events: Sequence[bytes],
-    ) -> TaskRow:
+    async def append(self, tenant: str, task_id: str, **change: Unpack[TaskChange]) -> TaskRow:
         """Replace the snapshot and append `events` (numbered after `last_seq`) in one
         transaction, if the stored version is `expected_version`; else `VersionConflict`.
         Also queues one outbox delivery per (push config of the task, new event)."""
@@ -164,33 +195,22 @@ class TaskStore(Protocol):
         """Events with `seq > after_seq`, in order, at most `limit`."""
         ...
 
-    async def list(
-        self,
-        tenant: str,
-        *,
-        owner: str | None = None,
-        context_id: str | None = None,
-        state: str | None = None,
-        status_after: int | None = None,
-        page_size: int = 50,
-        before: tuple[int, str] | None = None,
-    ) -> builtins.list[TaskRow]:
+    async def list(self, tenant: str, **query: Unpack[TaskPage]) -> builtins.list[TaskRow]:
         """Tasks by `status_time` descending, then `task_id` descending, at most
-        `page_size`; `before` is the keyset cursor `(status_time, task_id)` of the last
-        row of the previous page (rows strictly after it in that order are returned).
-        `status_after` keeps tasks whose status_time is strictly greater. `owner=None`
-        means every owner."""
+        `page_size`; `before` is the keyset cursor of the last row of the previous page
+        (rows strictly after it in that order are returned).
+
+        Guarantee while tasks change between pages: the cursor is a position in the order,
+        not a snapshot. A task already returned whose status_time then moves up (to "now",
+        as every update does) sorts before the cursor and is not returned again; a task
+        not yet returned that moves up past the cursor is skipped by the rest of this walk
+        (it is newer than the walk: a new walk, or `status_after`, finds it). A task whose
+        key does not change is returned exactly once. Only a status_time moving *down*
+        could make a task appear twice.
+        """
         ...
 
-    async def count(
-        self,
-        tenant: str,
-        *,
-        owner: str | None = None,
-        context_id: str | None = None,
-        state: str | None = None,
-        status_after: int | None = None,
-    ) -> int:
+    async def count(self, tenant: str, **query: Unpack[TaskFilter]) -> int:
         """How many tasks `list` would walk through in all pages."""
         ...
 
@@ -216,9 +236,7 @@ class TaskStore(Protocol):
 
     async def get_push_config(self, tenant: str, task_id: str, config_id: str) -> bytes | None: ...
 
-    async def list_push_configs(
-        self, tenant: str, task_id: str
-    ) -> builtins.list[tuple[str, bytes]]:
+    async def list_push_configs(self, tenant: str, task_id: str) -> Configs:
         """(config_id, config) pairs in creation order."""
         ...
 

@@ -12,18 +12,24 @@ from __future__ import annotations
 import builtins
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Unpack
 
 import msgspec
 
 from interlink.a2a._store import (
     ACTIVE_STATES,
     TERMINAL_STATES,
+    Configs,
     Delivery,
     EventRow,
     StoreError,
+    TaskChange,
     TaskExists,
+    TaskFilter,
+    TaskPage,
     TaskRow,
     VersionConflict,
+    page_of,
 )
 
 __all__ = ["MemoryTaskStore"]
@@ -84,10 +90,7 @@ class MemoryTaskStore:
     # -- tasks ------------------------------------------------------------------------
 
     async def create(
-        self,
-        row: TaskRow,
-        events: Sequence[bytes],
-        push_configs: Sequence[tuple[str, bytes]] = (),
+        self, row: TaskRow, events: Sequence[bytes], push_configs: Configs = ()
     ) -> TaskRow:
         key = (row.tenant, row.task_id)
         if key in self._tasks:
@@ -97,50 +100,35 @@ class MemoryTaskStore:
         self._events[key] = list(events)
         for config_id, config in push_configs:
             await self.put_push_config(row.tenant, row.task_id, config_id, config)
-        configs = self._configs.get(key, {})
-        for seq in range(1, len(events) + 1):
-            for config_id, held in configs.items():
-                serial = self._next_serial()
-                self._outbox[serial] = _Outbox(
-                    serial, row.tenant, row.task_id, config_id, held.serial, seq
-                )
+        self._queue(key, 1, stored.last_seq)
         return stored
 
-    async def append(
-        self,
-        tenant: str,
-        task_id: str,
-        *,
-        expected_version: int,
-        task: bytes,
-        state: str,
-        status_time: int,
-        events: Sequence[bytes],
-    ) -> TaskRow:
+    async def append(self, tenant: str, task_id: str, **change: Unpack[TaskChange]) -> TaskRow:
         key = (tenant, task_id)
         old = self._tasks.get(key)
-        if old is None or old.version != expected_version:
-            raise VersionConflict(task_id, expected_version, None if old is None else old.version)
+        expected, events = change["expected_version"], change["events"]
+        if old is None or old.version != expected:
+            raise VersionConflict(task_id, expected, None if old is None else old.version)
         new = msgspec.structs.replace(
             old,
-            state=state,
-            status_time=status_time,
+            state=change["state"],
+            status_time=change["status_time"],
             version=old.version + 1,
             last_seq=old.last_seq + len(events),
-            task=task,
+            task=change["task"],
         )
         self._tasks[key] = new
         self._events[key].extend(events)
-        configs = self._configs.get(key)
-        if not configs:
-            return new
-        for seq in range(old.last_seq + 1, new.last_seq + 1):
+        self._queue(key, old.last_seq + 1, new.last_seq)
+        return new
+
+    def _queue(self, key: _Key, first: int, last: int) -> None:
+        """Queue the deliveries of events `first..last` to the task's push configs."""
+        configs = self._configs.get(key, {})
+        for seq in range(first, last + 1):
             for config_id, config in configs.items():
                 serial = self._next_serial()
-                self._outbox[serial] = _Outbox(
-                    serial, tenant, task_id, config_id, config.serial, seq
-                )
-        return new
+                self._outbox[serial] = _Outbox(serial, *key, config_id, config.serial, seq)
 
     async def get(self, tenant: str, task_id: str) -> TaskRow | None:
         return self._tasks.get((tenant, task_id))
@@ -173,54 +161,22 @@ class MemoryTaskStore:
             for seq, payload in enumerate(log[start : start + max(limit, 0)], dropped + start + 1)
         ]
 
-    async def list(
-        self,
-        tenant: str,
-        *,
-        owner: str | None = None,
-        context_id: str | None = None,
-        state: str | None = None,
-        status_after: int | None = None,
-        page_size: int = 50,
-        before: tuple[int, str] | None = None,
-    ) -> builtins.list[TaskRow]:
-        """Tasks by `(status_time, task_id)` descending, after the keyset cursor `before`.
-
-        Guarantee while tasks change between pages: the cursor is a position in the order,
-        not a snapshot. A task already returned whose status_time then moves up (to "now",
-        as every update does) sorts before the cursor and is not returned again; a task
-        not yet returned that moves up past the cursor is skipped by the rest of this walk
-        (it is newer than the walk: a new walk, or `status_after`, finds it). A task whose
-        key does not change is returned exactly once. Only a status_time moving *down*
-        could make a task appear twice.
-        """
+    async def list(self, tenant: str, **query: Unpack[TaskPage]) -> builtins.list[TaskRow]:
+        size, before = page_of(query)
         rows = [
             row
-            for row in self._matching(tenant, owner, context_id, state, status_after)
+            for row in self._matching(tenant, query)
             if before is None or (row.status_time, row.task_id) < before
         ]
         rows.sort(key=lambda row: (row.status_time, row.task_id), reverse=True)
-        return rows[: max(page_size, 0)]
+        return rows[:size]
 
-    async def count(
-        self,
-        tenant: str,
-        *,
-        owner: str | None = None,
-        context_id: str | None = None,
-        state: str | None = None,
-        status_after: int | None = None,
-    ) -> int:
-        return sum(1 for _ in self._matching(tenant, owner, context_id, state, status_after))
+    async def count(self, tenant: str, **query: Unpack[TaskFilter]) -> int:
+        return sum(1 for _ in self._matching(tenant, query))
 
-    def _matching(
-        self,
-        tenant: str,
-        owner: str | None,
-        context_id: str | None,
-        state: str | None,
-        status_after: int | None,
-    ) -> Iterable[TaskRow]:
+    def _matching(self, tenant: str, query: TaskFilter) -> Iterable[TaskRow]:
+        owner, context_id = query.get("owner"), query.get("context_id")
+        state, status_after = query.get("state"), query.get("status_after")
         return (
             row
             for row in self._tasks.values()
@@ -253,9 +209,7 @@ class MemoryTaskStore:
         config = self._configs.get((tenant, task_id), {}).get(config_id)
         return None if config is None else config.config
 
-    async def list_push_configs(
-        self, tenant: str, task_id: str
-    ) -> builtins.list[tuple[str, bytes]]:
+    async def list_push_configs(self, tenant: str, task_id: str) -> Configs:
         # dicts keep insertion order, which is creation order
         return [(cid, c.config) for cid, c in self._configs.get((tenant, task_id), {}).items()]
 

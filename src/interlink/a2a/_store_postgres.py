@@ -29,23 +29,26 @@ import builtins
 import logging
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import asyncpg
 import msgspec
 from asyncpg.pool import PoolConnectionProxy
 
+from interlink.a2a import _store_sql as sql_
 from interlink.a2a._store import (
-    ACTIVE_STATES,
-    TERMINAL_STATES,
+    Configs,
     Delivery,
-    EventRow,
     StoreError,
+    TaskChange,
     TaskExists,
     TaskLeased,
     TaskRow,
     VersionConflict,
 )
+from interlink.a2a._store_sql import ACTIVE as _ACTIVE
+from interlink.a2a._store_sql import PUT_CONFIG as _PUT_CONFIG
+from interlink.a2a._store_sql import TASK_COLUMNS as _TASK_COLUMNS
 
 __all__ = ["SCHEMA_VERSION", "PostgresTaskStore", "upgrade"]
 
@@ -60,12 +63,7 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         f"""CREATE TABLE tasks (tenant {_T}, task_id {_T}, context_id {_T}, owner {_T},
             state {_T}, status_time {_I}, version {_I}, last_seq {_I}, task BYTEA NOT NULL,
             PRIMARY KEY (tenant, task_id))""",
-        "CREATE INDEX tasks_by_time ON tasks (tenant, status_time DESC, task_id DESC)",
-        "CREATE INDEX tasks_by_owner ON tasks (tenant, owner, status_time DESC, task_id DESC)",
-        "CREATE INDEX tasks_by_context ON tasks (tenant, context_id)",
-        "CREATE INDEX tasks_by_state ON tasks (tenant, state, status_time DESC, task_id DESC)",
-        "CREATE INDEX tasks_active ON tasks (state) WHERE state IN"
-        " ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')",
+        *sql_.TASK_INDEXES,
         f"""CREATE TABLE events (tenant {_T}, task_id {_T}, seq {_I}, payload BYTEA NOT NULL,
             PRIMARY KEY (tenant, task_id, seq), {_KEY})""",
         f"""CREATE TABLE push_configs (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -79,8 +77,7 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # A claim moves next_at to the lease's end, so "due" is `next_at <= now` alone.
         "CREATE INDEX outbox_due ON outbox (next_at, id)",
     ),
-    # 2: a lane (task, config) is claimed head first, for delivery in order
-    ("CREATE INDEX outbox_lane ON outbox (tenant, task_id, config_ref, seq)",),
+    (sql_.LANE_INDEX,),
     # 3: leases: the replica running a task (lease_owner) renews lease_until (µs)
     (
         f"ALTER TABLE tasks ADD COLUMN lease_owner {_T} DEFAULT '',"
@@ -94,19 +91,12 @@ SCHEMA_VERSION = len(_MIGRATIONS)
 _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,55}")
 """A plain identifier short enough that `<schema>_events` fits PostgreSQL's 63 bytes."""
 _SEP = "\x1f"
-_TASK_COLUMNS = "tenant, task_id, context_id, owner, state, status_time, version, last_seq, task"
 _NOW = "(extract(epoch FROM clock_timestamp()) * 1000000)::bigint"
 """The database's clock in µs: leases are compared on one clock whatever the replicas'."""
-_ACTIVE = ", ".join(f"'{state}'" for state in sorted(ACTIVE_STATES))
-"""Literals, so that the planner can use the partial indexes on active tasks."""
 _DB_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError)
 _Conn = asyncpg.Connection | PoolConnectionProxy
 
 # $13, $14: the writer's lease (owner, µs to run): whoever writes a task runs it.
-# An update keeps the row id: its place in the creation order and its queue.
-_PUT_CONFIG = """INSERT INTO push_configs (tenant, task_id, config_id, config)
-    VALUES ($1, $2, $3, $4) ON CONFLICT (tenant, task_id, config_id)
-    DO UPDATE SET config = excluded.config"""
 # The deliveries of a new task's first $3 events to its configs (`create` with configs).
 _QUEUE_FIRST = """INSERT INTO outbox (tenant, task_id, config_id, config_ref, seq)
     SELECT p.tenant, p.task_id, p.config_id, p.id, s.seq
@@ -172,8 +162,8 @@ _CLAIM = """WITH due AS (
         WHERE o.id = l.id
         RETURNING o.id, o.tenant, o.task_id, o.config_id, o.seq, o.attempts
     )
-    SELECT d.id, d.next_at, c.tenant, c.task_id, c.config_id, c.seq, c.attempts,
-        l.config, l.payload
+    SELECT d.id, c.tenant, c.task_id, c.config_id, c.seq, c.attempts, l.config, l.payload,
+        d.next_at
     FROM due AS d LEFT JOIN claimed AS c ON c.id = d.id LEFT JOIN live AS l ON l.id = d.id
     ORDER BY d.next_at, d.id"""
 _PRUNE = """WITH old AS (
@@ -187,29 +177,6 @@ _PRUNE = """WITH old AS (
         WHERE (o.tenant, o.task_id, o.seq) = (r.tenant, r.task_id, r.seq)
     )
     SELECT count(*) FROM removed"""
-
-
-def _task_row(r: asyncpg.Record) -> TaskRow:
-    return TaskRow(**r)  # the columns are named as the fields
-
-
-def _filters(
-    tenant: str,
-    owner: str | None,
-    context_id: str | None,
-    state: str | None,
-    status_after: int | None,
-) -> tuple[str, builtins.list[object]]:
-    where = ["tenant = $1"]
-    params: builtins.list[object] = [tenant]
-    for column, value in (("owner", owner), ("context_id", context_id), ("state", state)):
-        if value is not None:
-            params.append(value)
-            where.append(f"{column} = ${len(params)}")
-    if status_after is not None:
-        params.append(status_after)
-        where.append(f"status_time > ${len(params)}")
-    return " AND ".join(where), params
 
 
 def _checked_schema(schema: str) -> str:
@@ -277,8 +244,10 @@ async def _keep_session(conn: asyncpg.Connection) -> None:
     behind), which saves a round trip per query; asyncpg still rolls back a transaction."""
 
 
-class PostgresTaskStore:
+class PostgresTaskStore(sql_.SqlStore):
     """Tasks, event logs, push configs and the outbox in one PostgreSQL schema."""
+
+    _NO_SUCH_TASK = asyncpg.ForeignKeyViolationError
 
     def __init__(
         self, dsn: str, *, schema: str = "interlink", min_size: int = 1, max_size: int = 10
@@ -345,10 +314,7 @@ class PostgresTaskStore:
     # -- tasks ------------------------------------------------------------------------
 
     async def create(
-        self,
-        row: TaskRow,
-        events: Sequence[bytes],
-        push_configs: Sequence[tuple[str, bytes]] = (),
+        self, row: TaskRow, events: Sequence[bytes], push_configs: Configs = ()
     ) -> TaskRow:
         stored = msgspec.structs.replace(row, version=1, last_seq=len(events))
         prefix = _notify_prefix(row.tenant, row.task_id)
@@ -375,7 +341,7 @@ class PostgresTaskStore:
         self,
         row: TaskRow,
         count: int,
-        push_configs: Sequence[tuple[str, bytes]],
+        push_configs: Configs,
         args: tuple[object, ...],
     ) -> None:
         """`create` with push configs: the task, its configs and the deliveries of its
@@ -392,99 +358,31 @@ class PostgresTaskStore:
         except _DB_ERRORS as exc:
             raise self._error(exc) from exc
 
-    async def append(
-        self,
-        tenant: str,
-        task_id: str,
-        *,
-        expected_version: int,
-        task: bytes,
-        state: str,
-        status_time: int,
-        events: Sequence[bytes],
-    ) -> TaskRow:
-        args = (task, state, status_time, list(events), tenant, task_id, expected_version)
+    async def append(self, tenant: str, task_id: str, **change: Unpack[TaskChange]) -> TaskRow:
+        expected = change["expected_version"]
+        args = (change["task"], change["state"], change["status_time"], list(change["events"]))
         prefix = _notify_prefix(tenant, task_id)
         lease = (self.lease_owner, self.lease_ttl)
-        updated = await self._run("fetchrow", _APPEND, *args, self.channel, prefix, *lease)
+        updated = await self._run(
+            "fetchrow", _APPEND, *args, tenant, task_id, expected, self.channel, prefix, *lease
+        )
         if updated is None:
             sql = (
                 f"SELECT version, lease_owner, lease_until >= {_NOW} FROM tasks"
                 " WHERE tenant = $1 AND task_id = $2"
             )
             found = await self._run("fetchrow", sql, tenant, task_id)
-            if found is not None and found[0] == expected_version and found[2]:
+            if found is not None and found[0] == expected and found[2]:
                 raise TaskLeased(task_id, found[1])
-            raise VersionConflict(task_id, expected_version, None if found is None else found[0])
-        context_id, owner, version, last_seq, _ = updated
-        return TaskRow(
-            tenant=tenant,
-            task_id=task_id,
-            context_id=context_id,
-            owner=owner,
-            state=state,
-            status_time=status_time,
-            version=version,
-            last_seq=last_seq,
-            task=task,
-        )
+            raise VersionConflict(task_id, expected, None if found is None else found[0])
+        return sql_.appended(tenant, task_id, change, updated)
 
-    async def get(self, tenant: str, task_id: str) -> TaskRow | None:
-        sql = f"SELECT {_TASK_COLUMNS} FROM tasks WHERE tenant = $1 AND task_id = $2"
-        found = await self._run("fetchrow", sql, tenant, task_id)
-        return None if found is None else _task_row(found)
+    async def _fetch(self, sql: str, *args: object) -> builtins.list[Any]:
+        rows: builtins.list[Any] = await self._run("fetch", sql, *args)
+        return rows
 
-    async def events(
-        self, tenant: str, task_id: str, after_seq: int = 0, limit: int = 1000
-    ) -> builtins.list[EventRow]:
-        sql = (
-            "SELECT seq, payload FROM events WHERE tenant = $1 AND task_id = $2 AND seq > $3"
-            " ORDER BY seq LIMIT $4"
-        )
-        rows = await self._run("fetch", sql, tenant, task_id, after_seq, max(limit, 0))
-        return [EventRow(seq, payload) for seq, payload in rows]
-
-    async def list(
-        self,
-        tenant: str,
-        *,
-        owner: str | None = None,
-        context_id: str | None = None,
-        state: str | None = None,
-        status_after: int | None = None,
-        page_size: int = 50,
-        before: tuple[int, str] | None = None,
-    ) -> builtins.list[TaskRow]:
-        """Tasks by `(status_time, task_id)` descending, after the keyset cursor `before`;
-        what a walk guarantees while tasks change is said at `SqliteTaskStore.list`."""
-        where, params = _filters(tenant, owner, context_id, state, status_after)
-        if before is not None:
-            params.extend(before)
-            where += f" AND (status_time, task_id) < (${len(params) - 1}, ${len(params)})"
-        params.append(max(page_size, 0))
-        sql = (
-            f"SELECT {_TASK_COLUMNS} FROM tasks WHERE {where}"
-            f" ORDER BY status_time DESC, task_id DESC LIMIT ${len(params)}"
-        )
-        return [_task_row(r) for r in await self._run("fetch", sql, *params)]
-
-    async def count(
-        self,
-        tenant: str,
-        *,
-        owner: str | None = None,
-        context_id: str | None = None,
-        state: str | None = None,
-        status_after: int | None = None,
-    ) -> int:
-        where, params = _filters(tenant, owner, context_id, state, status_after)
-        return int(
-            await self._run("fetchval", f"SELECT count(*) FROM tasks WHERE {where}", *params)
-        )
-
-    async def active(self) -> builtins.list[TaskRow]:
-        sql = f"SELECT {_TASK_COLUMNS} FROM tasks WHERE state IN ({_ACTIVE})"
-        return [_task_row(r) for r in await self._run("fetch", sql)]
+    async def _execute(self, sql: str, *args: object) -> None:
+        await self._run("execute", sql, *args)
 
     # -- leases (several replicas) --------------------------------------------------
 
@@ -533,7 +431,7 @@ class PostgresTaskStore:
             FROM expired AS e WHERE (t.tenant, t.task_id) = (e.tenant, e.task_id)
             RETURNING {", ".join(f"t.{c.strip()}" for c in _TASK_COLUMNS.split(","))}"""
         args = (self.lease_owner, self.lease_ttl, list(tenants), limit)
-        return [_task_row(r) for r in await self._run("fetch", sql, *args)]
+        return [sql_.task_row(r) for r in await self._run("fetch", sql, *args)]
 
     async def request_cancel(self, tenant: str, task_id: str) -> None:
         """Ask the replica running the task to cancel it (see `listen`'s `on_cancel`)."""
@@ -542,43 +440,9 @@ class PostgresTaskStore:
             await self._run("execute", "SELECT pg_notify($1, $2)", self.cancel_channel, prefix)
 
     async def prune(self, older_than: int) -> int:
-        return int(await self._run("fetchval", _PRUNE, older_than, sorted(TERMINAL_STATES)))
+        return int(await self._run("fetchval", _PRUNE, older_than, list(sql_.TERMINAL)))
 
     # -- push configs -----------------------------------------------------------------
-
-    async def put_push_config(
-        self, tenant: str, task_id: str, config_id: str, config: bytes
-    ) -> None:
-        try:
-            await self._run("execute", _PUT_CONFIG, tenant, task_id, config_id, config)
-        except StoreError as exc:
-            if isinstance(exc.__cause__, asyncpg.ForeignKeyViolationError):
-                raise StoreError(f"push config for unknown task {task_id}") from exc.__cause__
-            raise
-
-    async def get_push_config(self, tenant: str, task_id: str, config_id: str) -> bytes | None:
-        sql = (
-            "SELECT config FROM push_configs WHERE tenant = $1 AND task_id = $2 AND config_id = $3"
-        )
-        found: bytes | None = await self._run("fetchval", sql, tenant, task_id, config_id)
-        return found
-
-    async def list_push_configs(
-        self, tenant: str, task_id: str
-    ) -> builtins.list[tuple[str, bytes]]:
-        sql = (
-            "SELECT config_id, config FROM push_configs WHERE tenant = $1 AND task_id = $2"
-            " ORDER BY id"
-        )
-        return [
-            (config_id, config)
-            for config_id, config in await self._run("fetch", sql, tenant, task_id)
-        ]
-
-    async def delete_push_config(self, tenant: str, task_id: str, config_id: str) -> None:
-        # Queued deliveries stay; `claim_deliveries` drops them.
-        sql = "DELETE FROM push_configs WHERE tenant = $1 AND task_id = $2 AND config_id = $3"
-        await self._run("execute", sql, tenant, task_id, config_id)
 
     # -- push outbox ------------------------------------------------------------------
 
@@ -588,37 +452,12 @@ class PostgresTaskStore:
         while len(claimed) < limit:
             want = limit - len(claimed)
             rows = await self._run("fetch", _CLAIM, now, *after, want, now + lease)
-            live = [r for r in rows if r[2] is not None]
-            claimed.extend(
-                Delivery(
-                    id=r[0],
-                    tenant=r[2],
-                    task_id=r[3],
-                    config_id=r[4],
-                    seq=r[5],
-                    attempts=r[6],
-                    config=r[7],
-                    payload=r[8],
-                )
-                for r in live
-            )
+            live = [r for r in rows if r[1] is not None]
+            claimed.extend(sql_.delivery(r) for r in live)
             if len(live) == len(rows) or len(rows) < want:
                 break
-            after = (rows[-1][1], rows[-1][0])  # orphans were dropped: look further
+            after = (rows[-1][8], rows[-1][0])  # orphans were dropped: look further
         return claimed
-
-    async def finish_delivery(self, delivery_id: int) -> None:
-        await self._run("execute", "DELETE FROM outbox WHERE id = $1", delivery_id)
-
-    async def retry_delivery(self, delivery_id: int, next_at: int, error: str) -> None:
-        sql = (
-            "UPDATE outbox SET attempts = attempts + 1, next_at = $1, claimed_until = 0,"
-            " last_error = $2 WHERE id = $3"
-        )
-        await self._run("execute", sql, next_at, error, delivery_id)
-
-    async def drop_delivery(self, delivery_id: int, error: str) -> None:
-        await self.finish_delivery(delivery_id)
 
     # -- wake-ups ---------------------------------------------------------------------
 

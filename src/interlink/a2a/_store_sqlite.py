@@ -44,20 +44,22 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 import msgspec
 
+from interlink.a2a import _store_sql as sql_
 from interlink.a2a._store import (
-    ACTIVE_STATES,
-    TERMINAL_STATES,
+    Configs,
     Delivery,
-    EventRow,
     StoreError,
+    TaskChange,
     TaskExists,
+    TaskFilter,
     TaskRow,
     VersionConflict,
 )
+from interlink.a2a._store_sql import TASK_COLUMNS, sqlite
 
 __all__ = ["SCHEMA_VERSION", "SqliteTaskStore"]
 
@@ -78,15 +80,7 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
             task        BLOB    NOT NULL,
             PRIMARY KEY (tenant, task_id)
         )""",
-        "CREATE INDEX tasks_by_time ON tasks (tenant, status_time DESC, task_id DESC)",
-        "CREATE INDEX tasks_by_owner ON tasks (tenant, owner, status_time DESC, task_id DESC)",
-        # No status_time here: context_id never changes, so appends leave this index
-        # alone, and a context's few tasks are cheap to sort.
-        "CREATE INDEX tasks_by_context ON tasks (tenant, context_id)",
-        "CREATE INDEX tasks_by_state ON tasks (tenant, state, status_time DESC, task_id DESC)",
-        # Small: only running tasks, for `active()` after a restart.
-        "CREATE INDEX tasks_active ON tasks (state) WHERE state IN"
-        " ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')",
+        *sql_.TASK_INDEXES,
         """CREATE TABLE events (
             tenant  TEXT    NOT NULL,
             task_id TEXT    NOT NULL,
@@ -119,22 +113,17 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # A claim moves next_at to the lease's end, so "due" is `next_at <= now` alone.
         "CREATE INDEX outbox_due ON outbox (next_at)",
     ),
-    # 2: a lane (task, config) is claimed head first, for delivery in order
-    ("CREATE INDEX outbox_lane ON outbox (tenant, task_id, config_ref, seq)",),
+    (sql_.LANE_INDEX,),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 
-_ACTIVE_SQL = ", ".join(f"'{state}'" for state in sorted(ACTIVE_STATES))
-_TASK_COLUMNS = "tenant, task_id, context_id, owner, state, status_time, version, last_seq, task"
 _INSERT_EVENT = "INSERT INTO events (tenant, task_id, seq, payload) VALUES (?, ?, ?, ?)"
 _UPDATE_TASK = """UPDATE tasks
     SET task = ?, state = ?, status_time = ?, version = version + 1, last_seq = last_seq + ?
     WHERE tenant = ? AND task_id = ? AND version = ?
     RETURNING context_id, owner, version, last_seq"""
-# An update keeps the row id: its place in the creation order and its queue.
-_PUT_CONFIG = """INSERT INTO push_configs (tenant, task_id, config_id, config)
-    VALUES (?, ?, ?, ?) ON CONFLICT (tenant, task_id, config_id)
-    DO UPDATE SET config = excluded.config"""
+_PUT_CONFIG = sqlite(sql_.PUT_CONFIG)
+_GET_TASK = sqlite(sql_.GET_TASK)
 _QUEUE_DELIVERIES = """INSERT INTO outbox (tenant, task_id, config_id, config_ref, seq)
     SELECT p.tenant, p.task_id, p.config_id, p.id, e.seq
     FROM push_configs AS p
@@ -142,7 +131,7 @@ _QUEUE_DELIVERIES = """INSERT INTO outbox (tenant, task_id, config_id, config_re
     WHERE p.tenant = ? AND p.task_id = ?
     ORDER BY e.seq, p.id"""
 _DUE_DELIVERIES = """SELECT o.id, o.tenant, o.task_id, o.config_id, o.seq, o.attempts,
-        o.next_at, p.config, e.payload
+        p.config, e.payload, o.next_at
     FROM outbox AS o
     LEFT JOIN push_configs AS p ON p.id = o.config_ref
     JOIN events AS e ON e.tenant = o.tenant AND e.task_id = o.task_id AND e.seq = o.seq
@@ -151,40 +140,6 @@ _DUE_DELIVERIES = """SELECT o.id, o.tenant, o.task_id, o.config_id, o.seq, o.att
             AND q.task_id = o.task_id AND q.config_ref = o.config_ref AND q.seq < o.seq)
     ORDER BY o.next_at, o.id
     LIMIT ?"""
-
-
-def _task_row(r: Any) -> TaskRow:
-    """A `tasks` row, columns in `_TASK_COLUMNS` order."""
-    return TaskRow(
-        tenant=r[0],
-        task_id=r[1],
-        context_id=r[2],
-        owner=r[3],
-        state=r[4],
-        status_time=r[5],
-        version=r[6],
-        last_seq=r[7],
-        task=r[8],
-    )
-
-
-def _filters(
-    tenant: str,
-    owner: str | None,
-    context_id: str | None,
-    state: str | None,
-    status_after: int | None,
-) -> tuple[str, builtins.list[object]]:
-    where = ["tenant = ?"]
-    params: builtins.list[object] = [tenant]
-    for column, value in (("owner", owner), ("context_id", context_id), ("state", state)):
-        if value is not None:
-            where.append(f"{column} = ?")
-            params.append(value)
-    if status_after is not None:
-        where.append("status_time > ?")
-        params.append(status_after)
-    return " AND ".join(where), params
 
 
 def _connect(path: str) -> sqlite3.Connection:
@@ -268,9 +223,11 @@ def _holder(fd: int) -> str:
         return "another process (which has not written its pid yet)"
 
 
-class SqliteTaskStore:
+class SqliteTaskStore(sql_.SqlStore):
     """Tasks, event logs, push configs and the outbox in one SQLite file (WAL), for one
     process at a time (see the module)."""
+
+    _NO_SUCH_TASK = sqlite3.IntegrityError
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -345,10 +302,7 @@ class SqliteTaskStore:
     # -- tasks ------------------------------------------------------------------------
 
     async def create(
-        self,
-        row: TaskRow,
-        events: Sequence[bytes],
-        push_configs: Sequence[tuple[str, bytes]] = (),
+        self, row: TaskRow, events: Sequence[bytes], push_configs: Configs = ()
     ) -> TaskRow:
         stored = msgspec.structs.replace(row, version=1, last_seq=len(events))
 
@@ -356,7 +310,7 @@ class SqliteTaskStore:
         def create(conn: sqlite3.Connection) -> TaskRow:
             try:
                 conn.execute(
-                    f"INSERT INTO tasks ({_TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     msgspec.structs.astuple(stored),
                 )
             except sqlite3.IntegrityError as exc:
@@ -376,31 +330,21 @@ class SqliteTaskStore:
 
         return await self._run(create)
 
-    async def append(
-        self,
-        tenant: str,
-        task_id: str,
-        *,
-        expected_version: int,
-        task: bytes,
-        state: str,
-        status_time: int,
-        events: Sequence[bytes],
-    ) -> TaskRow:
+    async def append(self, tenant: str, task_id: str, **change: Unpack[TaskChange]) -> TaskRow:
+        events, expected = change["events"], change["expected_version"]
+        args = (change["task"], change["state"], change["status_time"], len(events))
+
         @_transaction
         def append(conn: sqlite3.Connection) -> TaskRow:
-            updated = conn.execute(
-                _UPDATE_TASK,
-                (task, state, status_time, len(events), tenant, task_id, expected_version),
-            ).fetchall()
+            updated = conn.execute(_UPDATE_TASK, (*args, tenant, task_id, expected)).fetchall()
             if not updated:
                 found = conn.execute(
                     "SELECT version FROM tasks WHERE tenant = ? AND task_id = ?",
                     (tenant, task_id),
                 ).fetchone()
-                raise VersionConflict(task_id, expected_version, found and found[0])
-            ((context_id, owner, version, last_seq),) = updated
-            first = last_seq - len(events) + 1
+                raise VersionConflict(task_id, expected, found and found[0])
+            row = sql_.appended(tenant, task_id, change, updated[0])
+            first = row.last_seq - len(events) + 1
             if len(events) == 1:
                 conn.execute(_INSERT_EVENT, (tenant, task_id, first, events[0]))
             elif events:
@@ -410,37 +354,21 @@ class SqliteTaskStore:
                 )
             if events:
                 conn.execute(_QUEUE_DELIVERIES, (first, tenant, task_id))
-            return TaskRow(
-                tenant=tenant,
-                task_id=task_id,
-                context_id=context_id,
-                owner=owner,
-                state=state,
-                status_time=status_time,
-                version=version,
-                last_seq=last_seq,
-                task=task,
-            )
+            return row
 
         return await self._run(append)
 
     async def get(self, tenant: str, task_id: str) -> TaskRow | None:
-        def get(conn: sqlite3.Connection) -> TaskRow | None:
-            found = conn.execute(
-                f"SELECT {_TASK_COLUMNS} FROM tasks WHERE tenant = ? AND task_id = ?",
-                (tenant, task_id),
-            ).fetchone()
-            return None if found is None else _task_row(found)
-
         if self._reader is not None:
             try:
-                return get(self._reader)
+                found = self._reader.execute(_GET_TASK, (tenant, task_id)).fetchone()
+                return None if found is None else sql_.task_row(found)
             except sqlite3.OperationalError:
                 pass  # busy (a checkpoint, a recovery): the writer's thread waits for it
-        return await self._run(get)
+        return await super().get(tenant, task_id)
 
     async def prune(self, older_than: int) -> int:
-        terminal = sorted(TERMINAL_STATES)
+        terminal = sql_.TERMINAL
         old = (
             "SELECT tenant, task_id FROM tasks WHERE status_time < ?"
             f" AND state IN ({', '.join('?' * len(terminal))})"
@@ -455,129 +383,20 @@ class SqliteTaskStore:
 
         return await self._run(prune)
 
-    async def events(
-        self, tenant: str, task_id: str, after_seq: int = 0, limit: int = 1000
-    ) -> builtins.list[EventRow]:
-        def events(conn: sqlite3.Connection) -> builtins.list[EventRow]:
-            rows = conn.execute(
-                "SELECT seq, payload FROM events WHERE tenant = ? AND task_id = ? AND seq > ?"
-                " ORDER BY seq LIMIT ?",
-                (tenant, task_id, after_seq, max(limit, 0)),
-            )
-            return [EventRow(seq, payload) for seq, payload in rows]
-
-        return await self._run(events)
-
-    async def list(
-        self,
-        tenant: str,
-        *,
-        owner: str | None = None,
-        context_id: str | None = None,
-        state: str | None = None,
-        status_after: int | None = None,
-        page_size: int = 50,
-        before: tuple[int, str] | None = None,
-    ) -> builtins.list[TaskRow]:
-        """Tasks by `(status_time, task_id)` descending, after the keyset cursor `before`.
-
-        Guarantee while tasks change between pages: the cursor is a position in the order,
-        not a snapshot. A task already returned whose status_time then moves up (to "now",
-        as every update does) sorts before the cursor and is not returned again; a task
-        not yet returned that moves up past the cursor is skipped by the rest of this walk
-        (it is newer than the walk: a new walk, or `status_after`, finds it). A task whose
-        key does not change is returned exactly once. Only a status_time moving *down*
-        could make a task appear twice.
-        """
-        where, params = _filters(tenant, owner, context_id, state, status_after)
-        if before is not None:
-            where += " AND (status_time, task_id) < (?, ?)"
-            params.extend(before)
-        params.append(max(page_size, 0))
+    def _source(self, query: TaskFilter) -> str:
         # Without statistics SQLite would walk the tenant's time index to skip a sort;
         # a context has few tasks, so its index and a small sort win.
-        source = "tasks" if context_id is None else "tasks INDEXED BY tasks_by_context"
-        sql = (
-            f"SELECT {_TASK_COLUMNS} FROM {source} WHERE {where}"
-            " ORDER BY status_time DESC, task_id DESC LIMIT ?"
-        )
+        return "tasks" if query.get("context_id") is None else "tasks INDEXED BY tasks_by_context"
 
-        def list_(conn: sqlite3.Connection) -> builtins.list[TaskRow]:
-            return [_task_row(r) for r in conn.execute(sql, params)]
+    async def _fetch(self, sql: str, *args: object) -> builtins.list[Any]:
+        query = sqlite(sql)
+        return await self._run(lambda conn: conn.execute(query, args).fetchall())
 
-        return await self._run(list_)
-
-    async def count(
-        self,
-        tenant: str,
-        *,
-        owner: str | None = None,
-        context_id: str | None = None,
-        state: str | None = None,
-        status_after: int | None = None,
-    ) -> int:
-        where, params = _filters(tenant, owner, context_id, state, status_after)
-
-        def count(conn: sqlite3.Connection) -> int:
-            (n,) = conn.execute(f"SELECT count(*) FROM tasks WHERE {where}", params).fetchone()
-            return int(n)
-
-        return await self._run(count)
-
-    async def active(self) -> builtins.list[TaskRow]:
-        def active(conn: sqlite3.Connection) -> builtins.list[TaskRow]:
-            sql = f"SELECT {_TASK_COLUMNS} FROM tasks WHERE state IN ({_ACTIVE_SQL})"
-            return [_task_row(r) for r in conn.execute(sql)]
-
-        return await self._run(active)
+    async def _execute(self, sql: str, *args: object) -> None:
+        query = sqlite(sql)
+        await self._run(lambda conn: conn.execute(query, args))
 
     # -- push configs -----------------------------------------------------------------
-
-    async def put_push_config(
-        self, tenant: str, task_id: str, config_id: str, config: bytes
-    ) -> None:
-        # An update keeps the row id: its place in the creation order and its queue.
-        def put(conn: sqlite3.Connection) -> None:
-            try:
-                conn.execute(_PUT_CONFIG, (tenant, task_id, config_id, config))
-            except sqlite3.IntegrityError as exc:  # the foreign key: no such task
-                raise StoreError(f"push config for unknown task {task_id}") from exc
-
-        await self._run(put)
-
-    async def get_push_config(self, tenant: str, task_id: str, config_id: str) -> bytes | None:
-        def get(conn: sqlite3.Connection) -> bytes | None:
-            found = conn.execute(
-                "SELECT config FROM push_configs"
-                " WHERE tenant = ? AND task_id = ? AND config_id = ?",
-                (tenant, task_id, config_id),
-            ).fetchone()
-            return None if found is None else found[0]
-
-        return await self._run(get)
-
-    async def list_push_configs(
-        self, tenant: str, task_id: str
-    ) -> builtins.list[tuple[str, bytes]]:
-        def list_(conn: sqlite3.Connection) -> builtins.list[tuple[str, bytes]]:
-            rows: builtins.list[tuple[str, bytes]] = conn.execute(
-                "SELECT config_id, config FROM push_configs"
-                " WHERE tenant = ? AND task_id = ? ORDER BY id",
-                (tenant, task_id),
-            ).fetchall()
-            return rows
-
-        return await self._run(list_)
-
-    async def delete_push_config(self, tenant: str, task_id: str, config_id: str) -> None:
-        # Queued deliveries stay; `claim_deliveries` drops them (no outbox index to keep).
-        def delete(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "DELETE FROM push_configs WHERE tenant = ? AND task_id = ? AND config_id = ?",
-                (tenant, task_id, config_id),
-            )
-
-        await self._run(delete)
 
     # -- push outbox ------------------------------------------------------------------
 
@@ -589,51 +408,17 @@ class SqliteTaskStore:
             while len(claimed) < limit:
                 want = limit - len(claimed)
                 rows = conn.execute(_DUE_DELIVERIES, (now, *after, want)).fetchall()
-                orphans = [(r[0],) for r in rows if r[7] is None]
-                live = [r for r in rows if r[7] is not None]
+                orphans = [(r[0],) for r in rows if r[6] is None]
+                live = [r for r in rows if r[6] is not None]
                 conn.executemany("DELETE FROM outbox WHERE id = ?", orphans)
                 conn.executemany(
                     "UPDATE outbox SET next_at = ?1, claimed_until = ?1 WHERE id = ?2",
                     [(now + lease, r[0]) for r in live],
                 )
-                claimed.extend(
-                    Delivery(
-                        id=r[0],
-                        tenant=r[1],
-                        task_id=r[2],
-                        config_id=r[3],
-                        seq=r[4],
-                        attempts=r[5],
-                        config=r[7],
-                        payload=r[8],
-                    )
-                    for r in live
-                )
+                claimed.extend(sql_.delivery(r) for r in live)
                 if not orphans or len(rows) < want:
                     break
-                after = (rows[-1][6], rows[-1][0])
+                after = (rows[-1][8], rows[-1][0])
             return claimed
 
         return await self._run(claim)
-
-    async def finish_delivery(self, delivery_id: int) -> None:
-        await self._delete_delivery(delivery_id)
-
-    async def retry_delivery(self, delivery_id: int, next_at: int, error: str) -> None:
-        def retry(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "UPDATE outbox SET attempts = attempts + 1, next_at = ?, claimed_until = 0,"
-                " last_error = ? WHERE id = ?",
-                (next_at, error, delivery_id),
-            )
-
-        await self._run(retry)
-
-    async def drop_delivery(self, delivery_id: int, error: str) -> None:
-        await self._delete_delivery(delivery_id)
-
-    async def _delete_delivery(self, delivery_id: int) -> None:
-        def delete(conn: sqlite3.Connection) -> None:
-            conn.execute("DELETE FROM outbox WHERE id = ?", (delivery_id,))
-
-        await self._run(delete)

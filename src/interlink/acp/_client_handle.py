@@ -8,7 +8,6 @@ Every call checks the client's advertised capabilities first: asking for
 from __future__ import annotations
 
 from collections.abc import Sequence
-from types import TracebackType
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -170,10 +169,5 @@ class TerminalHandle:
     async def __aenter__(self) -> TerminalHandle:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.release()

@@ -32,7 +32,6 @@ import subprocess
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from types import TracebackType
 from typing import cast
 
 from interlink.acp import _schema as s
@@ -197,12 +196,7 @@ class LocalClient(Client):
     async def __aenter__(self) -> LocalClient:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
     async def aclose(self) -> None:

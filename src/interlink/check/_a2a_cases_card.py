@@ -17,13 +17,12 @@ from interlink.a2a import (
     verify_signature,
 )
 from interlink.a2a import types as t
-from interlink.check._a2a_runner import Ctx, Fail, Skip, case
+from interlink.check._a2a_runner import Ctx, case
 from interlink.check._a2a_wire import Json, Refused
-from interlink.check._report import Level
+from interlink.check._cases import MAY, MUST, SHOULD, Fail, Skip
 
 __all__ = ["probe"]
 
-MUST, SHOULD, MAY = Level.MUST, Level.SHOULD, Level.MAY
 UNKNOWN_TASK = "a2a-check-no-such-task-0f1e2d3c"
 JSONRPC = "JSONRPC"
 HTTP_JSON = "HTTP+JSON"
@@ -73,6 +72,14 @@ def _card(ctx: Ctx) -> Json:
     if ctx.card_problem:
         raise Skip(f"no agent card: {ctx.card_problem}")
     return ctx.card
+
+
+def _header(ctx: Ctx, name: str) -> str | None:
+    """The card response's header `name` (SKIP when there is no card)."""
+    _card(ctx)
+    assert ctx.card_reply is not None
+    value: str | None = ctx.card_reply.headers.get(name)
+    return value
 
 
 # -- the card --------------------------------------------------------------------------
@@ -216,9 +223,7 @@ async def card_version_format(ctx: Ctx) -> str:
     "`max-age` directive appropriate for the agent's expected update frequency",
 )
 async def card_cache_control(ctx: Ctx) -> str:
-    _card(ctx)
-    assert ctx.card_reply is not None
-    value = ctx.card_reply.headers.get("cache-control")
+    value = _header(ctx, "cache-control")
     if value is None or not re.search(r"(^|[\s,])max-age=\d+", value):
         raise Fail(f"Cache-Control: {value!r}")
     return f"Cache-Control: {value}"
@@ -233,9 +238,7 @@ async def card_cache_control(ctx: Ctx) -> str:
     "the Agent Card's `version` field or a hash of the card content",
 )
 async def card_etag(ctx: Ctx) -> str:
-    _card(ctx)
-    assert ctx.card_reply is not None
-    etag = ctx.card_reply.headers.get("etag")
+    etag = _header(ctx, "etag")
     if not etag:
         raise Fail("no ETag header")
     return f"ETag: {etag}"
@@ -250,9 +253,7 @@ async def card_etag(ctx: Ctx) -> str:
     "unnecessary network overhead.",
 )
 async def card_conditional(ctx: Ctx) -> str:
-    _card(ctx)
-    assert ctx.card_reply is not None
-    etag = ctx.card_reply.headers.get("etag")
+    etag = _header(ctx, "etag")
     if not etag:
         raise Skip("the card has no ETag to revalidate")
     reply = await ctx.wire.get(ctx.card_url, {"If-None-Match": etag})
@@ -269,9 +270,7 @@ async def card_conditional(ctx: Ctx) -> str:
     "Agent Card HTTP endpoints **MAY** include a `Last-Modified` response header",
 )
 async def card_last_modified(ctx: Ctx) -> str:
-    _card(ctx)
-    assert ctx.card_reply is not None
-    value = ctx.card_reply.headers.get("last-modified")
+    value = _header(ctx, "last-modified")
     if not value:
         raise Fail("no Last-Modified header")
     return f"Last-Modified: {value}"

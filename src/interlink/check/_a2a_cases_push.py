@@ -7,22 +7,11 @@ import uuid
 
 from interlink.check._a2a_cases_card import UNKNOWN_TASK
 from interlink.check._a2a_cases_stream import KINDS, is_terminal
-from interlink.check._a2a_runner import (
-    TERMINAL,
-    Ctx,
-    Fail,
-    Skip,
-    case,
-    expect_code,
-    state_of,
-    text,
-)
+from interlink.check._a2a_runner import TERMINAL, Ctx, case, expect_code, state_of, text
 from interlink.check._a2a_wire import Delivery, Json, Reply
-from interlink.check._report import Level
+from interlink.check._cases import MUST, SHOULD, Fail, Skip
 
 __all__: list[str] = []
-
-MUST, SHOULD, MAY = Level.MUST, Level.SHOULD, Level.MAY
 
 
 # -- push notifications ----------------------------------------------------------------

@@ -16,8 +16,6 @@ from interlink.check._a2a_runner import (
     INTERRUPTED,
     TERMINAL,
     Ctx,
-    Fail,
-    Skip,
     case,
     message,
     objects,
@@ -25,11 +23,10 @@ from interlink.check._a2a_runner import (
     text,
 )
 from interlink.check._a2a_wire import Json, Reply, SseEvent
-from interlink.check._report import Level
+from interlink.check._cases import MUST, SHOULD, Fail, Skip
 
 __all__: list[str] = []
 
-MUST, SHOULD, MAY = Level.MUST, Level.SHOULD, Level.MAY
 MEDIA = {"Content-Type": "application/a2a+json"}
 _MAPPED = (
     "All A2A-specific errors defined in [Section 3.3.2](#332-error-handling) **MUST** be "

@@ -10,13 +10,11 @@ import httpx
 from interlink.a2a import ValidationError, decode
 from interlink.a2a import types as t
 from interlink.check._a2a_cases_card import JSONRPC, UNKNOWN_TASK, interfaces
-from interlink.check._a2a_runner import Ctx, Fail, Skip, case, expect_code, text
+from interlink.check._a2a_runner import Ctx, case, expect_code, text
 from interlink.check._a2a_wire import Json, Reply
-from interlink.check._report import Level
+from interlink.check._cases import MAY, MUST, SHOULD, Fail, Skip
 
 __all__: list[str] = []
-
-MUST, SHOULD, MAY = Level.MUST, Level.SHOULD, Level.MAY
 
 
 # -- version negotiation ---------------------------------------------------------------

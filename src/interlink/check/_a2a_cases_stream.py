@@ -7,23 +7,12 @@ import json
 from dataclasses import dataclass, field
 
 from interlink.check._a2a_cases_card import UNKNOWN_TASK
-from interlink.check._a2a_runner import (
-    TERMINAL,
-    Ctx,
-    Fail,
-    Skip,
-    case,
-    expect_code,
-    message,
-    state_of,
-    text,
-)
+from interlink.check._a2a_runner import TERMINAL, Ctx, case, expect_code, message, state_of, text
 from interlink.check._a2a_wire import Json, Reply, SseEvent, Stream
-from interlink.check._report import Level
+from interlink.check._cases import MAY, MUST, Fail, Skip
 
 __all__ = ["KINDS", "is_terminal", "payload", "read_stream"]
 
-MUST, SHOULD, MAY = Level.MUST, Level.SHOULD, Level.MAY
 KINDS = ("task", "message", "statusUpdate", "artifactUpdate")
 
 

@@ -13,8 +13,6 @@ from interlink.check._a2a_runner import (
     INTERRUPTED,
     TERMINAL,
     Ctx,
-    Fail,
-    Skip,
     case,
     expect_code,
     objects,
@@ -22,11 +20,10 @@ from interlink.check._a2a_runner import (
     text,
 )
 from interlink.check._a2a_wire import Json
-from interlink.check._report import Level
+from interlink.check._cases import MUST, SHOULD, Fail, Skip
 
 __all__: list[str] = []
 
-MUST, SHOULD, MAY = Level.MUST, Level.SHOULD, Level.MAY
 _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")
 
 

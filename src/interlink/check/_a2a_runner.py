@@ -15,7 +15,6 @@ Cases run `jobs` at a time; each is bounded as a whole, so a run always ends.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -25,7 +24,8 @@ from typing import TypeVar, cast
 import httpx
 
 from interlink.check._a2a_wire import Json, Refused, Reply, Webhook, Wire
-from interlink.check._report import Case, Citation, Level, Outcome, Report, Result, selected
+from interlink.check._cases import Entry, Fail, Registry, Skip, run_case
+from interlink.check._report import Outcome, Report, Result
 
 __all__ = [
     "CASES",
@@ -46,21 +46,12 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-CaseFn = Callable[["Ctx"], Awaitable[str]]
 SPEC = "A2A 1.0"
 TERMINAL = frozenset(
     {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
 )
 INTERRUPTED = frozenset({"TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"})
 CARD_PATH = "/.well-known/agent-card.json"
-
-
-class Fail(Exception):
-    """The server broke the rule; the message says what was seen."""
-
-
-class Skip(Exception):
-    """The case cannot be asked of this server; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -74,29 +65,17 @@ class Options:
     only: Sequence[str] = ()
 
 
-@dataclass(frozen=True)
-class Entry:
-    case: Case
-    run: CaseFn
-    slow: bool  # waits for a long task: a larger bound
+def _cite(section: str) -> str:
+    """`§8.6.1` is a section of the spec; anything else names another document."""
+    return section if not section.startswith("§") else f"A2A specification {section}"
 
 
-CASES: list[Entry] = []
-
-
-def case(
-    id: str, title: str, level: Level, section: str, sentence: str, *, slow: bool = False
-) -> Callable[[CaseFn], CaseFn]:
-    """Register a case; `section` is the spec's section (`§8.6.1`) or another document."""
-    page = section if not section.startswith("§") else f"A2A specification {section}"
-
-    def register(fn: CaseFn) -> CaseFn:
-        area = id.split(".", 1)[0]
-        entry = Entry(Case(id, area, title, level, Citation(page, sentence)), fn, slow)
-        CASES.append(entry)
-        return fn
-
-    return register
+_REGISTRY = Registry["Ctx"](
+    "interlink.check._a2a_cases_", ("card", "rpc", "task", "stream", "push", "rest"), _cite
+)
+CASES = _REGISTRY.entries
+case = _REGISTRY.case
+load_cases = _REGISTRY.load
 
 
 def message(text: str, *, task_id: str | None = None, context_id: str | None = None) -> Json:
@@ -273,31 +252,19 @@ def expect_code(reply: Reply, code: int, name: str) -> str:
 # -- the run ---------------------------------------------------------------------------
 
 
-async def _one(entry: Entry, ctx: Ctx, bound: float) -> Result:
-    started = time.monotonic()
-    try:
-        detail = await asyncio.wait_for(entry.run(ctx), bound)
-        outcome = Outcome.PASS
-    except Fail as exc:
-        outcome, detail = Outcome.FAIL, str(exc)
-    except Skip as exc:
-        outcome, detail = Outcome.SKIP, str(exc)
-    except Refused as exc:
-        outcome, detail = Outcome.SKIP, str(exc)
-    except (TimeoutError, httpx.TimeoutException):
-        outcome, detail = Outcome.FAIL, f"no answer within the time allowed ({bound:.0f} s)"
-    except httpx.TransportError as exc:
-        outcome, detail = Outcome.FAIL, f"the connection failed: {type(exc).__name__}: {exc}"
-    except Exception as exc:  # the checker broke
-        outcome, detail = Outcome.ERROR, f"{type(exc).__name__}: {exc}"
-    return Result(entry.case, outcome, detail, time.monotonic() - started)
+def _outcome_of(bound: float) -> Callable[[Exception], tuple[Outcome, str] | None]:
+    """What a transport error makes of a case bounded by `bound` seconds."""
 
+    def outcome_of(exc: Exception) -> tuple[Outcome, str] | None:
+        if isinstance(exc, Refused):
+            return Outcome.SKIP, str(exc)
+        if isinstance(exc, (TimeoutError, httpx.TimeoutException)):
+            return Outcome.FAIL, f"no answer within the time allowed ({bound:.0f} s)"
+        if isinstance(exc, httpx.TransportError):
+            return Outcome.FAIL, f"the connection failed: {type(exc).__name__}: {exc}"
+        return None
 
-def load_cases() -> list[Entry]:
-    """Import the case modules (registering their cases), in the report's order."""
-    for name in ("card", "rpc", "task", "stream", "push", "rest"):
-        importlib.import_module(f"interlink.check._a2a_cases_{name}")
-    return CASES
+    return outcome_of
 
 
 def card_url_for(url: str) -> str:
@@ -324,13 +291,14 @@ async def run_check(options: Options, transport: httpx.AsyncBaseTransport | None
         except TimeoutError:
             ctx.card_problem = f"GET {ctx.card_url}: no answer within {options.timeout * 2:.0f} s"
             ctx.rpc_problem = f"no agent card ({ctx.card_problem})"
-        entries = [e for e in CASES if selected(e.case, options.only)]
+        entries = _REGISTRY.selected(options.only)
         gate = asyncio.Semaphore(options.jobs)
 
-        async def bounded(entry: Entry) -> Result:
+        async def bounded(entry: Entry[Ctx]) -> Result:
             bound = options.timeout * (8 if entry.slow else 4)
             async with gate:
-                return await _one(entry, ctx, bound)
+                body = asyncio.wait_for(entry.run(ctx), bound)
+                return await run_case(entry.case, body, _outcome_of(bound))
 
         report.results.extend(await asyncio.gather(*(bounded(e) for e in entries)))
     finally:

@@ -4,11 +4,9 @@ unknown."""
 from __future__ import annotations
 
 from interlink.check._acp_cases_rpc import DECISIONS, expect_error
-from interlink.check._acp_runner import Ctx, Fail, Skip, case, short
-from interlink.check._report import Level
+from interlink.check._acp_runner import Ctx, case, short
+from interlink.check._cases import MUST, SHOULD, Fail, Skip
 from interlink.check._wire import Message
-
-MUST, SHOULD = Level.MUST, Level.SHOULD
 
 
 def _modes(result: Message) -> tuple[object, list[str]]:

@@ -7,19 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from interlink.check._acp_runner import (
-    Ctx,
-    Fail,
-    Skip,
-    case,
-    initialize_params,
-    session_params,
-    short,
-)
+from interlink.check._acp_runner import Ctx, case, initialize_params, session_params, short
+from interlink.check._cases import MUST, SHOULD, Fail, Skip
 from interlink.check._report import Level
 from interlink.check._wire import AgentUnderTest, Message, is_response, same_id
-
-MUST, SHOULD = Level.MUST, Level.SHOULD
 
 JSONRPC_ID = "JSON-RPC 2.0 §5 (Response object)"
 JSONRPC_ID_NULL = (

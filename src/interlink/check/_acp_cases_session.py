@@ -9,18 +9,9 @@ import msgspec
 from interlink.acp import convert
 from interlink.acp import schema as s
 from interlink.check._acp_cases_rpc import DECISIONS, error_code, expect_error
-from interlink.check._acp_runner import (
-    Ctx,
-    Fail,
-    Skip,
-    case,
-    session_params,
-    short,
-)
-from interlink.check._report import Level
+from interlink.check._acp_runner import Ctx, case, session_params, short
+from interlink.check._cases import MUST, SHOULD, Fail, Skip
 from interlink.check._wire import Message
-
-MUST, SHOULD = Level.MUST, Level.SHOULD
 
 INIT = "protocol/v1/initialization.mdx"
 SETUP = "protocol/v1/session-setup.mdx"

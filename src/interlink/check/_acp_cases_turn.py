@@ -13,11 +13,9 @@ import msgspec
 from interlink.acp import convert
 from interlink.acp import schema as s
 from interlink.check._acp_cases_rpc import error_code, expect_error
-from interlink.check._acp_runner import Ctx, Fail, Skip, case, short
-from interlink.check._report import Level
+from interlink.check._acp_runner import Ctx, case, short
+from interlink.check._cases import MUST, SHOULD, Fail, Skip
 from interlink.check._wire import AgentUnderTest, Message, is_response, reject_outcome, same_id
-
-MUST, SHOULD = Level.MUST, Level.SHOULD
 
 TURN = "protocol/v1/prompt-turn.mdx"
 CANCEL = "protocol/v1/cancellation.mdx"

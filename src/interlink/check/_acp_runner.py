@@ -15,12 +15,12 @@ a run always ends.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from interlink.check._report import Case, Citation, Level, Outcome, Report, Result, selected
+from interlink.check._cases import Entry, Fail, Registry, Skip, run_case
+from interlink.check._report import Outcome, Report, Result
 from interlink.check._wire import AgentUnderTest, Launch, Message, NoAnswer
 
 __all__ = [
@@ -36,18 +36,8 @@ __all__ = [
     "run_check",
 ]
 
-CaseFn = Callable[["Ctx"], Awaitable[str]]
-
 PROTOCOL_VERSION = 1
 CLIENT_INFO = {"name": "interlink-acp-check", "version": "1"}
-
-
-class Fail(Exception):
-    """The agent broke the rule; the message says what was seen."""
-
-
-class Skip(Exception):
-    """The case cannot be asked of this agent; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -92,32 +82,11 @@ class Probe:
         return [m for m in methods if isinstance(m, dict)] if isinstance(methods, list) else []
 
 
-@dataclass(frozen=True)
-class Entry:
-    case: Case
-    fn: CaseFn
-
-
-CASES: list[Entry] = []
-_CASE_MODULES = ("rpc", "session", "config", "turn")  # the report's order of areas
-
-
-def load_cases() -> list[Entry]:
-    """Every case, registered in report order (importing a module registers its cases)."""
-    for name in _CASE_MODULES:
-        importlib.import_module(f"interlink.check._acp_cases_{name}")
-    return CASES
-
-
-def case(id: str, title: str, level: Level, page: str, sentence: str) -> Callable[[CaseFn], CaseFn]:
-    """Register a case; `page` is the spec page (or section), `sentence` its own words."""
-
-    def register(fn: CaseFn) -> CaseFn:
-        area = id.split(".", 1)[0]
-        CASES.append(Entry(Case(id, area, title, level, Citation(page, sentence)), fn))
-        return fn
-
-    return register
+# The report's order of areas.
+_REGISTRY = Registry["Ctx"]("interlink.check._acp_cases_", ("rpc", "session", "config", "turn"))
+CASES = _REGISTRY.entries
+case = _REGISTRY.case
+load_cases = _REGISTRY.load
 
 
 @dataclass
@@ -231,38 +200,35 @@ def _case_limit(options: Options) -> float:
     return options.startup + options.timeout * 4 + 5
 
 
-async def _run_one(entry: Entry, options: Options, probe: Probe) -> Result:
+async def _run_one(entry: Entry[Ctx], options: Options, probe: Probe) -> Result:
     ctx = Ctx(options, probe)
-    started = time.monotonic()
-    outcome, detail = Outcome.PASS, ""
+    limit = _case_limit(options)
+
+    def outcome_of(exc: Exception) -> tuple[Outcome, str] | None:
+        if isinstance(exc, NoAnswer):
+            return Outcome.FAIL, str(exc)
+        if isinstance(exc, TimeoutError):
+            return Outcome.FAIL, f"the case did not end within {limit:g}s"
+        return None  # the checker's own fault: an ERROR, reported, never hidden
+
+    async def body() -> str:
+        async with asyncio.timeout(limit):
+            return await entry.run(ctx)
+
     try:
-        async with asyncio.timeout(_case_limit(options)):
-            detail = await entry.fn(ctx)
-    except Fail as exc:
-        outcome, detail = Outcome.FAIL, str(exc)
-    except Skip as exc:
-        outcome, detail = Outcome.SKIP, str(exc)
-    except NoAnswer as exc:
-        outcome, detail = Outcome.FAIL, str(exc)
-    except TimeoutError:
-        outcome, detail = Outcome.FAIL, f"the case did not end within {_case_limit(options):g}s"
-    except Exception as exc:  # the checker's own fault: reported, never hidden
-        outcome, detail = Outcome.ERROR, f"{type(exc).__name__}: {exc}"
+        return await run_case(entry.case, body(), outcome_of)
     finally:
         await ctx.close()
-    return Result(entry.case, outcome, detail, time.monotonic() - started)
 
 
 async def run_check(options: Options, target: str) -> Report:
     """Every selected case against the agent; the report in registration order."""
-    load_cases()
-
     started = time.monotonic()
     probe = await _probe(options)
-    entries = [e for e in CASES if selected(e.case, options.only)]
+    entries = _REGISTRY.selected(options.only)
     gate = asyncio.Semaphore(max(1, options.jobs))
 
-    async def limited(entry: Entry) -> Result:
+    async def limited(entry: Entry[Ctx]) -> Result:
         async with gate:
             return await _run_one(entry, options, probe)
 

@@ -1,0 +1,100 @@
+"""What both checkers' cases are: the `@case` registry, `Fail` and `Skip`, and how one
+case's run becomes a `Result`.
+
+A case is an async function of its checker's context, registered with its metadata (id,
+title, level, the page and sentence it checks). It returns what it saw (PASS) or raises
+`Fail` (the target broke the rule) or `Skip` (the case cannot be asked of this target);
+the checker maps its own transport errors (no answer in time, a dropped connection) to
+an outcome, and any other exception is an ERROR: the checker broke, not the target.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from interlink.check._report import Case, Citation, Level, Outcome, Result, selected
+
+__all__ = ["MAY", "MUST", "SHOULD", "Entry", "Fail", "Registry", "Skip", "run_case"]
+
+MUST, SHOULD, MAY = Level.MUST, Level.SHOULD, Level.MAY
+
+C = TypeVar("C")
+
+
+class Fail(Exception):
+    """The target broke the rule; the message says what was seen."""
+
+
+class Skip(Exception):
+    """The case cannot be asked of this target; the message says why."""
+
+
+@dataclass(frozen=True)
+class Entry(Generic[C]):
+    case: Case
+    run: Callable[[C], Awaitable[str]]
+    slow: bool = False
+    """It waits for a long task: a larger bound."""
+
+
+class Registry(Generic[C]):
+    """The cases of one checker, in registration order: the modules `<prefix><name>` of
+    `modules`, in the report's order of areas, register theirs when imported."""
+
+    def __init__(
+        self, prefix: str, modules: Sequence[str], cite: Callable[[str], str] = str
+    ) -> None:
+        self.entries: list[Entry[C]] = []
+        self._modules = [prefix + name for name in modules]
+        self._cite = cite
+
+    def case(
+        self, id: str, title: str, level: Level, page: str, sentence: str, *, slow: bool = False
+    ) -> Callable[[Callable[[C], Awaitable[str]]], Callable[[C], Awaitable[str]]]:
+        """Register a case; `page` is the spec page (or section), `sentence` its words."""
+
+        def register(fn: Callable[[C], Awaitable[str]]) -> Callable[[C], Awaitable[str]]:
+            citation = Citation(self._cite(page), sentence)
+            self.entries.append(
+                Entry(Case(id, id.split(".", 1)[0], title, level, citation), fn, slow)
+            )
+            return fn
+
+        return register
+
+    def load(self) -> list[Entry[C]]:
+        """Every case (importing a module registers its cases)."""
+        for module in self._modules:
+            importlib.import_module(module)
+        return self.entries
+
+    def selected(self, only: Sequence[str]) -> list[Entry[C]]:
+        return [e for e in self.load() if selected(e.case, only)]
+
+
+def _no_mapping(exc: Exception) -> tuple[Outcome, str] | None:
+    return None
+
+
+async def run_case(
+    case: Case,
+    body: Awaitable[str],
+    outcome_of: Callable[[Exception], tuple[Outcome, str] | None] = _no_mapping,
+) -> Result:
+    """The `Result` of awaiting `body`: PASS with what it returned, FAIL or SKIP with the
+    message of a `Fail` or `Skip`, what `outcome_of` makes of another exception (the
+    checker's transport errors), else ERROR."""
+    started = time.monotonic()
+    try:
+        outcome, detail = Outcome.PASS, await body
+    except Fail as exc:
+        outcome, detail = Outcome.FAIL, str(exc)
+    except Skip as exc:
+        outcome, detail = Outcome.SKIP, str(exc)
+    except Exception as exc:
+        outcome, detail = outcome_of(exc) or (Outcome.ERROR, f"{type(exc).__name__}: {exc}")
+    return Result(case, outcome, detail, time.monotonic() - started)
