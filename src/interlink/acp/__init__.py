@@ -5,9 +5,10 @@ implements `Client` handlers and talks to an agent through `spawn_agent(...)` or
 `ClientSideConnection`. Types: `interlink.acp.schema`.
 """
 
+from typing import TYPE_CHECKING
+
 from interlink.acp import methods, schema
 from interlink.acp._agent import Agent, AgentSideConnection
-from interlink.acp._client import Client, ClientSideConnection
 from interlink.acp._client_handle import ClientHandle, TerminalHandle
 from interlink.acp._endpoint import (
     LATEST_PROTOCOL_VERSION,
@@ -15,15 +16,37 @@ from interlink.acp._endpoint import (
     ProtocolVersionError,
     SessionNotFound,
 )
-from interlink.acp._local import (
-    LocalClient,
-    PermissionPolicy,
-    UpdateHandler,
-    allow_first,
-    reject_first,
-)
 from interlink.acp._process import AgentExited, AgentProcess, run_agent, serve_agent, spawn_agent
-from interlink.acp._transcript import ToolCallState, Transcript
+
+if TYPE_CHECKING:
+    from interlink.acp._client import Client, ClientSideConnection
+    from interlink.acp._local import (
+        LocalClient,
+        PermissionPolicy,
+        UpdateHandler,
+        allow_first,
+        reject_first,
+    )
+    from interlink.acp._transcript import ToolCallState, Transcript
+
+# The client side loads on first use, so an agent's start-up does not pay for it.
+_CLIENT_SIDE = {
+    **dict.fromkeys(("Client", "ClientSideConnection"), "_client"),
+    **dict.fromkeys(("LocalClient", "PermissionPolicy", "UpdateHandler"), "_local"),
+    **dict.fromkeys(("allow_first", "reject_first"), "_local"),
+    **dict.fromkeys(("Transcript", "ToolCallState"), "_transcript"),
+}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _CLIENT_SIDE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{_CLIENT_SIDE[name]}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     # agent side
