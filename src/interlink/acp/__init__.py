@@ -29,21 +29,14 @@ if TYPE_CHECKING:
     )
     from interlink.acp._transcript import ToolCallState, Transcript
 
-# The client side loads on first use, so an agent's start-up does not pay for it.
-_CLIENT_SIDE = {
-    **dict.fromkeys(("Client", "ClientSideConnection"), "_client"),
-    **dict.fromkeys(("LocalClient", "PermissionPolicy", "UpdateHandler"), "_local"),
-    **dict.fromkeys(("allow_first", "reject_first"), "_local"),
-    **dict.fromkeys(("Transcript", "ToolCallState"), "_transcript"),
-}
-
 
 def __getattr__(name: str) -> object:
-    if name not in _CLIENT_SIDE:
+    """The client side loads on first use: an agent's start-up does not pay for it."""
+    if name not in __all__:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
+    from interlink.acp import _client, _local, _transcript
 
-    value = getattr(importlib.import_module(f"{__name__}.{_CLIENT_SIDE[name]}"), name)
+    value = next(getattr(m, name) for m in (_client, _local, _transcript) if hasattr(m, name))
     globals()[name] = value
     return value
 
