@@ -8,7 +8,9 @@ client has handled all K. Each pair's client is a process of its own
 and updates/s, start-up (agent spawn to the `initialize` answer), and the peak RSS of
 the agent and of the client. Rounds are interleaved across pairs; throughput is the best
 round, start-up the median of every spawn, memory the peak. A second table times
-`import interlink.acp` against `import acp` (the Python SDK) in fresh interpreters.
+`import interlink.acp` (the agent side; the client side loads on first use) and
+`from interlink.acp import *` (both sides) against `import acp` (the Python SDK) in fresh
+interpreters.
 
 Python runs with bytecode: this machine sets PYTHONDONTWRITEBYTECODE=1, which would make
 every child recompile what it imports; the children get a primed PYTHONPYCACHEPREFIX
@@ -225,9 +227,10 @@ def _print_runs(selected: list[Pair], results: dict[str, Result]) -> None:
 
 @dataclass(frozen=True)
 class _Import:
-    module: str
-    part: str
-    """The module holding the generated protocol types, timed inside `module`'s import."""
+    code: str
+    """The statement timed, e.g. ``import acp``."""
+    part: str | None
+    """The module holding the generated protocol types, timed inside the import."""
 
 
 def _importtime_us(stderr: str, module: str) -> float:
@@ -242,29 +245,30 @@ def _importtime_us(stderr: str, module: str) -> float:
 def _import_times(imports: list[_Import], env: dict[str, str], runs: int) -> list[list[str]]:
     """Medians of `python -c "import X"` minus `python -c pass` (wall time), and of the
     generated types' cumulative time under `-X importtime`, in ms, as table rows."""
-    wall: dict[str, list[float]] = {name: [] for name in ["", *(i.module for i in imports)]}
-    part: dict[str, list[float]] = {i.part: [] for i in imports}
+    wall: dict[str, list[float]] = {code: [] for code in ["pass", *(i.code for i in imports)]}
+    part: dict[str, list[float]] = {i.part: [] for i in imports if i.part}
     for _ in range(runs):
-        for name, samples in wall.items():
+        for code, samples in wall.items():
             start = time.perf_counter()
-            _run([sys.executable, "-c", f"import {name}" if name else "pass"], env, _IMPORT_TIMEOUT)
+            _run([sys.executable, "-c", code], env, _IMPORT_TIMEOUT)
             samples.append(time.perf_counter() - start)
         for spec in imports:
-            command = [sys.executable, "-X", "importtime", "-c", f"import {spec.module}"]
-            _, err = _run_both(command, env, _IMPORT_TIMEOUT)
-            part[spec.part].append(_importtime_us(err, spec.part) / 1000)
-    baseline = statistics.median(wall.pop(""))
-    total = {name: (statistics.median(s) - baseline) * 1000 for name, s in wall.items()}
+            if spec.part:
+                command = [sys.executable, "-X", "importtime", "-c", spec.code]
+                _, err = _run_both(command, env, _IMPORT_TIMEOUT)
+                part[spec.part].append(_importtime_us(err, spec.part) / 1000)
+    baseline = statistics.median(wall.pop("pass"))
+    total = {code: (statistics.median(s) - baseline) * 1000 for code, s in wall.items()}
     types = {name: statistics.median(s) for name, s in part.items()}
     reference = imports[-1]  # the Python SDK, when installed
     rows = []
     for spec in imports:
-        for label, value, theirs in (
-            (f"import {spec.module}", total[spec.module], total[reference.module]),
-            (f"  of which {spec.part} (-X importtime)", types[spec.part], types[reference.part]),
-        ):
-            ratio = _ratio(value, theirs) if spec != reference else "-"
-            rows.append([label, f"{value:,.1f}", ratio])
+        ratio = _ratio(total[spec.code], total[reference.code]) if spec != reference else "-"
+        rows.append([spec.code, f"{total[spec.code]:,.1f}", ratio])
+        if spec.part:
+            mine, theirs = types[spec.part], types[reference.part or spec.part]
+            ratio = _ratio(mine, theirs) if spec != reference else "-"
+            rows.append([f"  of which {spec.part} (-X importtime)", f"{mine:,.1f}", ratio])
     return rows
 
 
@@ -288,14 +292,18 @@ def _run_all(args: argparse.Namespace) -> None:
         results = _measure(pairs, env, options, args.rounds)
         times: list[list[str]] = []
         if "interlink" in wanted:
-            imports = [_Import("interlink.acp", "interlink.acp._schema")]
+            imports = [
+                _Import("import interlink.acp", "interlink.acp._schema"),
+                # the client side too (it loads on first use), as `import acp` loads both
+                _Import("from interlink.acp import *", None),
+            ]
             if _python_sdk_version() is not None:
-                imports.append(_Import("acp", "acp.schema"))
+                imports.append(_Import("import acp", "acp.schema"))
             try:
                 times = _import_times(imports, env, args.import_runs)
             except RuntimeError as exc:
                 times = [["failed", str(exc), "-"]]
-            if len(imports) == 1:
+            if imports[-1].code != "import acp":
                 times.append(["import acp", "not installed", "-"])
 
     print(

@@ -497,13 +497,46 @@ def test_wire_names_match_the_schema() -> None:
         assert set(properties) - wire <= {cls.__struct_config__.tag_field}, name
 
 
-def test_stable_import_does_not_load_unstable() -> None:
-    code = (
-        "import sys, interlink.acp._schema, interlink.acp._methods;"
-        "print(sorted(m for m in sys.modules if 'unstable' in m))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+def loaded_after(code: str) -> set[str]:
+    """The modules a fresh interpreter has loaded after running `code`."""
+    code += "\nimport sys; print(' '.join(sys.modules))"
+    run = [sys.executable, "-c", code]
+    out = subprocess.run(run, capture_output=True, text=True, check=True, timeout=60)
+    return set(out.stdout.split())
+
+
+CLIENT_SIDE = {"interlink.acp._client", "interlink.acp._local", "interlink.acp._transcript"}
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import interlink.acp._schema, interlink.acp._methods",
+        "import interlink.acp",
+        "from interlink.acp import Agent, run_agent, schema",
+    ],
+)
+def test_an_agent_import_loads_neither_unstable_types_nor_the_client_side(code: str) -> None:
+    loaded = loaded_after(code)
+    assert "interlink.acp._schema" in loaded
+    assert {m for m in loaded if "unstable" in m} == set()
+    assert loaded & CLIENT_SIDE == set()
+
+
+def test_the_client_side_loads_on_first_use() -> None:
+    loaded = loaded_after("from interlink.acp import Client, LocalClient, Transcript")
+    assert loaded >= CLIENT_SIDE
+    assert {m for m in loaded if "unstable" in m} == set()
+
+
+def test_every_export_resolves() -> None:
+    import interlink.acp as acp
+
+    for name in acp.__all__:
+        assert getattr(acp, name) is not None, name
+    assert acp.Client is acp._client.Client  # cached in the module once resolved
+    with pytest.raises(AttributeError, match="no attribute 'Clientt'"):
+        acp.Clientt  # noqa: B018
 
 
 def test_generated_files_are_current() -> None:

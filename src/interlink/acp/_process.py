@@ -24,12 +24,14 @@ import os
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from interlink.acp._agent import Agent, AgentSideConnection
-from interlink.acp._client import Client, ClientSideConnection
 from interlink.aio import ByteReader, ByteWriter, open_stdio
 from interlink.jsonrpc import ConnectionClosed, RpcError
+
+if TYPE_CHECKING:  # an agent process never loads the client side
+    from interlink.acp._client import Client, ClientSideConnection
 
 __all__ = ["AgentExited", "AgentProcess", "WireTap", "run_agent", "serve_agent", "spawn_agent"]
 
@@ -207,6 +209,8 @@ async def spawn_agent(
     belongs to the protocol: to `on_bad_output`, or as a warning on the `interlink.acp`
     logger. `wire_tap` sees the traffic as it is read and written, in chunks (not lines).
     """
+    from interlink.acp._client import ClientSideConnection
+
     environment = dict(os.environ if env is None else env)
     environment.update(extra_env or {})
     process = await asyncio.create_subprocess_exec(
