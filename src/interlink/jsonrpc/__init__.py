@@ -49,6 +49,7 @@ from ._messages import (
     is_success,
 )
 from ._methods import NotificationType, Profile, RequestType
+from ._peer import Incoming, answer_body, error_answer, read_body
 from ._pending import BatchReply, PendingRequests
 
 __all__ = [
@@ -99,6 +100,11 @@ __all__ = [
     "LineFramer",
     "Oversize",
     "PendingRequests",
+    # the peer: single-message side
+    "Incoming",
+    "answer_body",
+    "error_answer",
+    "read_body",
     # method tables
     "NotificationType",
     "Profile",
