@@ -350,7 +350,14 @@ class Connection:
 
     def _queue_now(self, line: bytes) -> bool:
         """Queue our line if it fits now (False: it must wait, see `_send`)."""
-        if self._closing or self._senders or not self._fits(len(line)):
+        size = len(line)
+        out_bytes = self._out_bytes
+        if (
+            self._closing
+            or self._senders
+            or len(self._outq) >= self._max_outgoing
+            or (out_bytes and out_bytes + size > self._max_outgoing_bytes)
+        ):
             return False
         if not self._tasks or self._tasks[2].done():
             raise ConnectionClosed(self._close_reason)
@@ -458,6 +465,7 @@ class Connection:
         peer = self._peer
         reason = "peer closed the connection"
         room = self._out_room
+        inbox, ready = self._inbox, self._inbox_ready
         started = 0  # requests started since the reader last let them run
         try:
             while True:
@@ -466,7 +474,16 @@ class Connection:
                     kind = type(event)
                     if kind is Notification:
                         params = event.params  # type: ignore[union-attr]
-                        await self._enqueue(event, 64 if params is _UNSET else 64 + len(params))  # type: ignore[arg-type]
+                        size = 64 if params is _UNSET else 64 + len(params)
+                        if len(inbox) < self._max_inbox and (
+                            not inbox or self._inbox_bytes + size <= self._max_inbox_bytes
+                        ):  # (the usual: room in the inbox, no coroutine)
+                            inbox.append(event)  # type: ignore[arg-type]
+                            self._inbox_sizes.append(size)
+                            self._inbox_bytes += size
+                            ready.set()
+                        else:
+                            await self._enqueue(event, size)  # type: ignore[arg-type]
                     elif kind is Request:
                         if not room.is_set():  # the peer does not read: neither do we
                             await room.wait()

@@ -9,8 +9,10 @@ both ways (NDJSON on stdio or a socket).
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
+from collections.abc import Callable
 from typing import Generic, TypeAlias, TypeVar
 
 import msgspec
@@ -21,6 +23,7 @@ from ._codec import (
     Invalid,
     ValueCodec,
     decode,
+    decode_message,
     decode_params,
     encode_line,
     oversize,
@@ -28,6 +31,7 @@ from ._codec import (
 from ._errors import InvalidRequest, ParseError, RpcError
 from ._framing import LineFramer, Oversize
 from ._messages import (
+    AnyMessage,
     AnyNotification,
     AnyRequest,
     ErrorResponse,
@@ -190,6 +194,7 @@ class Peer(Generic[W, T]):
     __slots__ = (
         "_batch_of",
         "_cancel_method",
+        "_decode",
         "_direct",
         "_framer",
         "_queued",
@@ -206,6 +211,9 @@ class Peer(Generic[W, T]):
         self.batches = profile.batches
         self._cancel_method = profile.cancel_method
         self._framer = LineFramer(profile.max_message_size)
+        self._decode: Callable[[bytes], AnyMessage | Invalid | Batch] = (
+            functools.partial(decode, batches=True) if self.batches else decode_message
+        )
         self.pending: PendingRequests[W] = PendingRequests()
         #: the peer's requests being served, by id, with what serves them once known
         self.in_flight: dict[RequestId | None, T | None] = {}
@@ -219,23 +227,34 @@ class Peer(Generic[W, T]):
 
     def receive(self, data: bytes) -> list[Event]:
         """Take the next bytes of the stream; return what they complete, in order."""
-        events: list[Event] = []
-        batches = self.batches
-        for frame in self._framer.feed(data):
-            if type(frame) is bytes:
-                self._route(decode(frame, batches=batches), frame, events)
-            else:
-                self._oversize(frame, events)  # type: ignore[arg-type]
-        return events
+        return self._events(self._framer.feed(data))
 
     def receive_eof(self) -> list[Event]:
         """The stream ended: what its last bytes complete."""
+        return self._events(self._framer.close())
+
+    def _events(self, frames: list[bytes | Oversize]) -> list[Event]:
         events: list[Event] = []
-        for frame in self._framer.close():
-            if type(frame) is bytes:
-                self._route(decode(frame, batches=self.batches), frame, events)
-            else:
+        decode = self._decode
+        in_flight = self.in_flight
+        cancel = self._cancel_method
+        for frame in frames:
+            if type(frame) is not bytes:
                 self._oversize(frame, events)  # type: ignore[arg-type]
+                continue
+            message = decode(frame)
+            kind = type(message)
+            # the common cases inline; `_route` says the whole rule
+            if kind is Notification and message.method != cancel:  # type: ignore[union-attr]
+                self._queued += 1
+                events.append(message)  # type: ignore[arg-type]
+            elif kind is Request and message.id not in in_flight:  # type: ignore[union-attr]
+                in_flight[message.id] = None  # type: ignore[union-attr]
+                events.append(message)  # type: ignore[arg-type]
+            elif (kind is SuccessResponse or kind is ErrorResponse) and not self._queued:
+                events.append(message)  # type: ignore[arg-type]
+            else:
+                self._route(message, frame, events)
         return events
 
     def _route(self, message: object, frame: bytes, events: list[Event]) -> None:
