@@ -205,6 +205,8 @@ class Connection:
         self._inbox_finished = False
         self._tasks: list[asyncio.Task[None]] = []
         self._reading = False
+        #: the writer runs (set on start, cleared as it ends)
+        self._writing = False
         self._closing = False
         self.close_timeout = 5.0
         self._close_reason = "connection closed"
@@ -266,6 +268,7 @@ class Connection:
         if self._tasks:
             raise ProtocolMisuse("connection already started")
         self._reading = True
+        self._writing = True
         self._tasks = [
             asyncio.create_task(self._read_loop(), name=f"{self.name}-reader"),
             asyncio.create_task(self._inbox_loop(), name=f"{self.name}-inbox"),
@@ -359,7 +362,7 @@ class Connection:
             or (out_bytes and out_bytes + size > self._max_outgoing_bytes)
         ):
             return False
-        if not self._tasks or self._tasks[2].done():
+        if not self._writing:
             raise ConnectionClosed(self._close_reason)
         self._queue(line)
         return True
@@ -373,15 +376,17 @@ class Connection:
 
     def _queue(self, line: bytes) -> None:
         """Queue a line for the writer; past the bound, the reader pauses."""
-        self._outq.append(line)
+        outq = self._outq
+        if not outq:  # (the writer waits only on an empty queue)
+            self._out_ready.set()
+        outq.append(line)
         self._out_bytes += len(line)
-        if self._out_bytes >= self._max_outgoing_bytes or len(self._outq) >= self._max_outgoing:
+        if self._out_bytes >= self._max_outgoing_bytes or len(outq) >= self._max_outgoing:
             self._out_room.clear()
-        self._out_ready.set()
 
     async def _send(self, line: bytes) -> None:
         """Queue a line once there is room for it, behind the senders waiting already."""
-        if self._closing or not self._tasks or self._tasks[2].done():
+        if self._closing or not self._writing:
             raise ConnectionClosed(self._close_reason)
         if not self._senders and self._fits(len(line)):
             self._queue(line)
@@ -450,6 +455,7 @@ class Connection:
         except (OSError, RuntimeError) as exc:
             self._transport_lost(f"write failed: {exc!r}")
         finally:
+            self._writing = False
             self._closing = True
             self._let_senders_in()
             self._out_room.set()
@@ -539,6 +545,9 @@ class Connection:
     async def _inbox_loop(self) -> None:
         inbox = self._inbox
         handled = self._peer.handled
+        # the notification handlers run in this task: what they ask is answered directly
+        # (see `request_raw`)
+        _handling.set(self)
         while True:
             if not inbox:
                 if not self._reading:
@@ -550,7 +559,6 @@ class Connection:
             self._inbox_bytes -= self._inbox_sizes.popleft()
             self._inbox_space.set()
             if type(item) is Notification:
-                handling = _handling.set(self)
                 try:
                     entry = self._notifications.get(item.method)
                     if entry is not None:
@@ -563,8 +571,6 @@ class Connection:
                     logger.exception(
                         "%s: notification handler for %s failed", self.name, item.method
                     )
-                finally:
-                    _handling.reset(handling)
             else:
                 self._resolve(cast(_Response, item))
             handled()
