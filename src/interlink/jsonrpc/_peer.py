@@ -30,16 +30,7 @@ from ._codec import (
 )
 from ._errors import InvalidRequest, ParseError, RpcError
 from ._framing import LineFramer, Oversize
-from ._messages import (
-    AnyMessage,
-    AnyNotification,
-    AnyRequest,
-    ErrorResponse,
-    Notification,
-    Request,
-    RequestId,
-    SuccessResponse,
-)
+from ._messages import ErrorResponse, Notification, Request, RequestId, SuccessResponse
 from ._methods import Profile
 from ._pending import BatchReply, PendingRequests
 
@@ -58,7 +49,7 @@ __all__ = [
 
 Answer: TypeAlias = SuccessResponse[object] | ErrorResponse
 
-Incoming: TypeAlias = AnyRequest | AnyNotification | ErrorResponse
+Incoming: TypeAlias = Request[msgspec.Raw] | Notification[msgspec.Raw] | ErrorResponse
 """What one body (or one batch entry) is: a message to serve, or the error to send."""
 
 _DEFAULT_PROFILE = Profile()
@@ -153,7 +144,9 @@ class Reply(msgspec.Struct, frozen=True):
     size: int = 0
 
 
-Event: TypeAlias = AnyRequest | AnyNotification | Response | Queued | CancelRequested | Reply
+Event: TypeAlias = (
+    Request[msgspec.Raw] | Notification[msgspec.Raw] | Response | Queued | CancelRequested | Reply
+)
 """What `Peer.receive` yields, in the order the input said it. A request is to be
 served (it is in flight until answered); a notification is to be handled in order (then
 `Peer.handled`); a response is for `Peer.resolve` now; the others are above."""
@@ -211,9 +204,9 @@ class Peer(Generic[W, T]):
         self.batches = profile.batches
         self._cancel_method = profile.cancel_method
         self._framer = LineFramer(profile.max_message_size)
-        self._decode: Callable[[bytes], AnyMessage | Invalid | Batch] = (
-            functools.partial(decode, batches=True) if self.batches else decode_message
-        )
+        self._decode: Callable[
+            [bytes], Request[msgspec.Raw] | Notification[msgspec.Raw] | Response | Invalid | Batch
+        ] = functools.partial(decode, batches=True) if self.batches else decode_message
         self.pending: PendingRequests[W] = PendingRequests()
         #: the peer's requests being served, by id, with what serves them once known
         self.in_flight: dict[RequestId | None, T | None] = {}
@@ -260,14 +253,14 @@ class Peer(Generic[W, T]):
     def _route(self, message: object, frame: bytes, events: list[Event]) -> None:
         kind = type(message)
         if kind is Request:
-            request: AnyRequest = message  # type: ignore[assignment]
+            request: Request[msgspec.Raw] = message  # type: ignore[assignment]
             if request.id in self.in_flight:
                 events.append(Reply(self._encode(_duplicate(request.id))))
             else:
                 self.in_flight[request.id] = None
                 events.append(request)
         elif kind is Notification:
-            note: AnyNotification = message  # type: ignore[assignment]
+            note: Notification[msgspec.Raw] = message  # type: ignore[assignment]
             if note.method == self._cancel_method:
                 self._cancel(note.params, events)
             else:
@@ -304,7 +297,7 @@ class Peer(Generic[W, T]):
         for item in items:
             kind = type(item)
             if kind is Request:
-                request: AnyRequest = item  # type: ignore[assignment]
+                request: Request[msgspec.Raw] = item  # type: ignore[assignment]
                 if request.id in self.in_flight:
                     self._batch_add(reply, _duplicate(request.id), events)
                 else:
@@ -370,16 +363,10 @@ class Peer(Generic[W, T]):
             return self.codec.encode_message(payload)
         except Exception:
             logger.exception("a result could not be encoded")
-            if type(payload) is list:  # a batch: each entry its own way
-                return encode_line([self._fallback(a) for a in payload])
-            return encode_line(RpcError.internal_error().to_response(payload.id))  # type: ignore[union-attr]
-
-    def _fallback(self, answer: Answer) -> Answer:
-        try:
-            self.codec.encode_message(answer)
-        except Exception:
-            return RpcError.internal_error().to_response(answer.id)
-        return answer
+            internal = RpcError.internal_error()
+            if type(payload) is list:  # a batch: every entry says so
+                return encode_line([internal.to_response(a.id) for a in payload])
+            return encode_line(internal.to_response(payload.id))  # type: ignore[union-attr]
 
     # -- our requests -------------------------------------------------------------------
 
