@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "LineFramer", "Oversize"]
 
 DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
+_CR = ord("\r")
 HEAD_SIZE = 256
 """How much of a skipped line `Oversize.head` keeps."""
 
@@ -79,7 +80,10 @@ class LineFramer:
             else:
                 line = data[pos:nl]
             pos = nl + 1
-            self._emit(line, out)
+            if 0 < len(line) <= limit and line[-1] != _CR and not line.isspace():
+                out.append(line)  # (the usual line, without a call)
+            else:
+                self._emit(line, out)
         return out
 
     def close(self) -> list[bytes | Oversize]:
