@@ -47,7 +47,7 @@ from interlink.a2a._errors import (
 )
 from interlink.a2a._methods import METHODS
 from interlink.a2a._push import PushDelivery
-from interlink.a2a._server import A2AServer, Call
+from interlink.a2a._server import A2AServer, Call, Handler
 from interlink.a2a._store import TaskStore
 from interlink.a2a._stream import TaskStream
 from interlink.a2a._types import AgentCard, Empty
@@ -277,7 +277,7 @@ class A2AApp:
             call = self._call(scope, headers, principal)
             if call.extensions:
                 extra.append((b"a2a-extensions", ", ".join(sorted(call.extensions)).encode()))
-            result = await self._dispatch(message, call, headers)
+            result = await self._dispatch(message, call)
         except RpcError as exc:
             await _plain(send, 200, error_body(exc.to_response(message.id)), extra)
             return
@@ -297,7 +297,7 @@ class A2AApp:
         dropped; a stream it opens is closed at once (its task goes on)."""
         headers = _headers(scope)
         try:
-            result = await self._dispatch(message, self._call(scope, headers, principal), headers)
+            result = await self._dispatch(message, self._call(scope, headers, principal))
         except Exception as exc:
             logger.debug("A2A notification %s failed: %s", message.method, exc)
             return
@@ -327,19 +327,22 @@ class A2AApp:
                     extensions=",".join(sorted(missing)),
                 )
             extensions = frozenset(requested & self._supported_extensions)
+        last = headers.get("last-event-id", "").strip()
         return Call(
             principal=principal,
             tenant=cast(str, scope.get(TENANT_SCOPE_KEY, "")),
             extensions=extensions,
             headers=headers,
+            last_event_id=int(last)
+            if last.isascii() and last.isdigit() and len(last) < 19
+            else None,
         )
 
     async def _dispatch(
-        self,
-        request: Request[msgspec.Raw] | Notification[msgspec.Raw],
-        call: Call,
-        headers: dict[str, str],
+        self, request: Request[msgspec.Raw] | Notification[msgspec.Raw], call: Call
     ) -> bytes | TaskStream:
+        """Carry out a request by the generated table: its params decoded, its handler
+        called, its result as ProtoJSON (or the stream of a streaming method)."""
         method = METHODS.get(request.method)
         if method is None:
             raise MethodNotFound(data={"method": request.method})
@@ -357,40 +360,11 @@ class A2AApp:
             if tenant not in self.server.tenants:  # (a router gives each app its own)
                 raise TaskNotFound(f"unknown tenant {tenant!r}", tenant=tenant)
             call = dataclasses.replace(call, tenant=tenant)
-        server = self.server
-        name = request.method
-        result: object
-        if name == "SendMessage":
-            return await server.send_message_json(params, call)  # type: ignore[arg-type]
-        elif name == "SendStreamingMessage":
-            return await server.stream_message(params, call)  # type: ignore[arg-type]
-        elif name == "SubscribeToTask":
-            last = headers.get("last-event-id", "").strip()
-            resume = int(last) if last.isascii() and last.isdigit() and len(last) < 19 else None
-            return await server.subscribe(params, call, resume)  # type: ignore[arg-type]
-        elif name == "GetTask":
-            return await server.get_task_json(params, call)  # type: ignore[arg-type]
-        elif name == "ListTasks":
-            result = await server.list_tasks(params, call)  # type: ignore[arg-type]
-        elif name == "CancelTask":
-            result = await server.cancel_task(params, call)  # type: ignore[arg-type]
-        elif name == "CreateTaskPushNotificationConfig":
-            result = await server.create_push_config(params, call)  # type: ignore[arg-type]
-        elif name == "GetTaskPushNotificationConfig":
-            result = await server.get_push_config(params, call)  # type: ignore[arg-type]
-        elif name == "ListTaskPushNotificationConfigs":
-            result = await server.list_push_configs(params, call)  # type: ignore[arg-type]
-        elif name == "DeleteTaskPushNotificationConfig":
-            await server.delete_push_config(params, call)  # type: ignore[arg-type]
-            return b"null"
-        elif name == "GetExtendedAgentCard":
-            result = await server.get_extended_card(call)
-        else:  # pragma: no cover - METHODS and this dispatch are kept in step by a test
-            raise MethodNotFound(data={"method": name})
-        if isinstance(result, Empty):
-            return b"null"
-        assert isinstance(result, msgspec.Struct)
-        return _codec.encode(result)
+        handler: Handler = getattr(self.server, method.handler)
+        result = await handler(params, call)
+        if isinstance(result, TaskStream):
+            return result
+        return b"null" if isinstance(result, Empty) else _codec.encode(result)
 
     # -- SSE ---------------------------------------------------------------------------
 

@@ -28,6 +28,9 @@ from typing import Protocol
 
 import msgspec
 
+from interlink.a2a._lifecycle import ACTIVE as ACTIVE_STATES
+from interlink.a2a._lifecycle import TERMINAL as TERMINAL_STATES
+
 __all__ = [
     "ACTIVE_STATES",
     "TERMINAL_STATES",
@@ -40,11 +43,6 @@ __all__ = [
     "TaskStore",
     "VersionConflict",
 ]
-
-TERMINAL_STATES = frozenset(
-    {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
-)
-ACTIVE_STATES = frozenset({"TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"})
 
 
 class StoreError(Exception):
