@@ -43,7 +43,7 @@ from interlink.a2a._executor import (
 )
 from interlink.a2a._lifecycle import ACTIVE, INTERRUPTED, TERMINAL, refusal, step
 from interlink.a2a._push import PushDelivery, check_url
-from interlink.a2a._replicas import Replicas, SharedStore
+from interlink.a2a._replicas import Replicas, ServerMember, SharedStore
 from interlink.a2a._runtime import (
     LiveTask,
     Sink,
@@ -156,6 +156,8 @@ class A2AServer:
         self.cancel_wait = cancel_wait
         #: the hub of the shared store, once started (None: this process is alone)
         self.replicas: Replicas | None = None
+        #: this server as a member of the hub (it answers the other replicas' news)
+        self._member: ServerMember | None = None
         self._background: set[asyncio.Task[None]] = set()
 
     # -- lifecycle --------------------------------------------------------------------
@@ -171,23 +173,17 @@ class A2AServer:
         if isinstance(self.store, SharedStore):
             # Other replicas may be running the active tasks: only those whose lease
             # expired are taken over (by the hub's sweeps, the first one right away).
+            self._member = ServerMember(self)
             self.replicas = await Replicas.join(
-                self.store, self, lease_ttl=self.lease_ttl, retention=self.retention
+                self.store, self._member, lease_ttl=self.lease_ttl, retention=self.retention
             )
             return
         for row in await self.store.active():
             if row.tenant not in self.tenants:
                 continue  # another tenant's agent (sharing the store) takes care of it
             live = self._live(row.tenant, row.task_id, row=row)
-            context = _context_of(live, Call(principal=row.owner, tenant=row.tenant))
-            if self.executor.resumable:
-                live.start(self.executor, context)
-                self._evict_when_idle(live)
-            else:
-                await TaskUpdater(context, Sink(live, context, durable=True)).failed(
-                    "the server stopped while this task was running"
-                )
-                self._evict(live)
+            await self._recover(live, "the server stopped while this task was running")
+            self._evict(live)  # (unless it runs again)
         if self.retention is not None:  # (replicas: the hub prunes, once per store)
             spawn(self._prune_forever(self.retention), "a2a-prune", self._background)
 
@@ -214,9 +210,9 @@ class A2AServer:
     async def shutdown(self) -> None:
         """Stop running executors (a resumable one is re-run at the next start, any
         other fails with the reason), end every stream, close the store."""
-        if self.replicas is not None:  # first: no take-over may start a runner now
-            await self.replicas.leave(self)
-            self.replicas = None
+        if self.replicas is not None and self._member is not None:  # first: no take-over
+            await self.replicas.leave(self._member)  # may start a runner now
+            self.replicas = self._member = None
         runners = []
         for live in self.live.values():
             if live.runner is not None:
@@ -241,71 +237,16 @@ class A2AServer:
             await self.push.stop()
         await _close_shared(self.store)
 
-    # -- other replicas (the hub calls these) ------------------------------------------
-
-    def remote_event(self, tenant: str, task_id: str, seq: int) -> None:
-        """A commit (maybe another replica's) added events up to `seq` to a task."""
-        live = self.live.get((tenant, task_id))
-        if live is not None and seq > live.last_seq:
-            live.follow(seq)
-
-    def catch_up_all(self) -> None:
-        """Wake-ups may have been missed: every task in memory reads the log."""
-        for live in self.live.values():
-            live.follow()
-
-    async def _release(self, live: LiveTask) -> None:
-        """The executor returned with the task waiting for input: its lease goes, so
-        that any replica may take the next message."""
-        if self.replicas is not None:
-            await self.replicas.store.release_lease(live.tenant, live.task_id)
-
-    def running_tasks(self) -> list[tuple[str, str]]:
-        """The tasks whose executors run here (their leases are renewed)."""
-        return [key for key, live in self.live.items() if live.running]
-
-    def lease_lost(self, tenant: str, task_id: str) -> None:
-        """Another replica took the task over (this one was too slow to renew): stop the
-        executor here; what it publishes now would be refused anyway."""
-        live = self.live.get((tenant, task_id))
-        if live is not None and live.running and live.runner is not None:
-            logger.warning("task %s: another replica took it over; stopping it here", task_id)
-            live.cancel_requested = True
-            live.runner.cancel()
-
-    def remote_cancel(self, tenant: str, task_id: str) -> None:
-        """Another replica was asked to cancel a task: cancel it if it runs here."""
-        live = self.live.get((tenant, task_id))
-        if live is None or not live.running:
+    async def _recover(self, live: LiveTask, reason: str) -> None:
+        """A task whose executor's process stopped while it ran: re-run it when the
+        executor is resumable, else fail it with `reason`."""
+        context = _context_of(live)
+        if self.executor.resumable:
+            live.start(self.executor, context)
+            self._evict_when_idle(live)
             return
-        spawn(self._cancel_here(live), f"a2a-cancel-{task_id}", self._background)
-
-    async def _cancel_here(self, live: LiveTask) -> None:
-        with self._holding(live):
-            try:
-                await self._cancel_running(live, Call(principal=live.owner, tenant=live.tenant))
-            except Exception:
-                logger.exception("could not cancel task %s for another replica", live.task_id)
-
-    async def take_over(self, row: TaskRow) -> None:
-        """`row` was running on a replica whose lease expired (it died): fail it with
-        the reason, or re-run it when the executor is resumable."""
-        live = self._live(row.tenant, row.task_id, row=row)
-        if live.running:
-            return  # running here after all (this replica's renewal was late)
-        with self._holding(live):
-            await live.catch_up()
-            if live.state not in ACTIVE:
-                return
-            context = _context_of(live, Call(principal=row.owner, tenant=row.tenant))
-            if self.executor.resumable:
-                live.start(self.executor, context)
-                self._evict_when_idle(live)
-                return
-            with contextlib.suppress(InvalidEventSequence):  # it ended meanwhile
-                await TaskUpdater(context, Sink(live, context, durable=True)).failed(
-                    "the replica running this task stopped (lease expired)"
-                )
+        with contextlib.suppress(InvalidEventSequence):  # it ended meanwhile
+            await TaskUpdater(context, Sink(live, context, durable=True)).failed(reason)
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -330,7 +271,7 @@ class A2AServer:
                 row=row,
                 on_append=None if self.push is None else self.push.wake,
                 background=self._background,
-                on_interrupted=None if self.replicas is None else self._release,
+                on_interrupted=None if self._member is None else self._member.release,
                 expose_errors=self.expose_errors,
             )
             self.live[key] = live
@@ -686,10 +627,11 @@ class A2AServer:
                 await live.wait_for(lambda t: t.state in TERMINAL)
 
     async def _cancel_running(
-        self, live: LiveTask, call: Call, metadata: dict[str, object] | None = None
+        self, live: LiveTask, call: Call | None = None, metadata: dict[str, object] | None = None
     ) -> None:
-        """Cancel a task `live` holds: its executor's `cancel`, if it runs here, then the
-        CANCELED status unless it ended otherwise."""
+        """Cancel a task `live` holds (for `call`; None: for its owner, as another
+        replica asks): its executor's `cancel`, if it runs here, then the CANCELED
+        status unless it ended otherwise."""
         context = _context_of(live, call, metadata=metadata)
         publisher = Sink(live, context, durable=True)
         try:
@@ -921,12 +863,13 @@ async def _close_shared(store: TaskStore) -> None:
 
 
 def _context_of(
-    live: LiveTask, call: Call, *, metadata: dict[str, object] | None = None
+    live: LiveTask, call: Call | None = None, *, metadata: dict[str, object] | None = None
 ) -> RequestContext:
     """The context of an existing task (for cancel, or a re-run after a restart): its
-    last user message stands for the request."""
+    last user message stands for the request; the caller is `call` (None: its owner)."""
     task = live.task
     assert task is not None
+    call = call or Call(principal=live.owner, tenant=live.tenant)
     message = next((m for m in reversed(task.history) if str(m.role) == "ROLE_USER"), Message())
     return RequestContext(
         message=message,
