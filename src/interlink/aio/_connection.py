@@ -2,14 +2,15 @@
 
 Theory of operation. Three tasks per connection:
 
-- the *reader* reads chunks, frames them into lines (`LineFramer`), decodes them
-  (`jsonrpc.decode`) and dispatches: a request starts its own handler task (requests
-  run concurrently); a notification or a response goes to the ordered inbox; bad input
-  is answered at once with its error.
+- the *reader* reads chunks and feeds them to the sans-IO `jsonrpc.Peer`, which holds
+  every wire rule (framing, classification, batches, duplicate ids, cancels, the
+  ordering of answers behind notifications) and says what they are: a request starts
+  its own handler task (requests run concurrently); a notification, or a response the
+  peer queues behind notifications, goes to the ordered inbox; a response it does not
+  queue is delivered at once; bad input is answered at once with its error.
 - the *inbox worker* handles notifications one at a time in arrival order and delivers
   responses to their awaiting callers in the same order, so a caller never sees a
-  response before the notifications that arrived ahead of it were handled. When the
-  inbox is empty and idle, a response is delivered directly (no extra hop).
+  response before the notifications that arrived ahead of it were handled.
 - the *writer* drains the outgoing queue: everything queued goes out in one write, then
   it awaits `drain()`. Every queue is bounded in items and bytes; a full outgoing queue
   makes senders wait, a full inbox makes the reader wait (and so the peer, through the
@@ -50,9 +51,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import functools
 import logging
-import re
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeVar, cast
@@ -61,22 +60,17 @@ import msgspec
 
 from interlink.jsonrpc import (
     DEFAULT_CODEC,
-    AnyMessage,
     AnyRequest,
-    Batch,
-    BatchReply,
+    CancelRequested,
     ConnectionClosed,
     ErrorResponse,
-    Invalid,
-    InvalidRequest,
-    LineFramer,
     Notification,
     NotificationType,
-    Oversize,
-    ParseError,
-    PendingRequests,
+    Peer,
     Profile,
     ProtocolMisuse,
+    Queued,
+    Reply,
     Request,
     RequestCancelled,
     RequestId,
@@ -84,11 +78,8 @@ from interlink.jsonrpc import (
     RpcError,
     SuccessResponse,
     ValueCodec,
-    decode,
     decode_params,
     decode_result,
-    encode_line,
-    oversize,
 )
 
 __all__ = [
@@ -117,7 +108,6 @@ RawRequestHandler = Callable[[str, msgspec.Raw | msgspec.UnsetType], Awaitable[o
 RawNotificationHandler = Callable[[str, msgspec.Raw | msgspec.UnsetType], Awaitable[None]]
 
 _Response = SuccessResponse[msgspec.Raw] | ErrorResponse
-_Answer = SuccessResponse[object] | ErrorResponse
 _InboxItem = Notification[msgspec.Raw] | SuccessResponse[msgspec.Raw] | ErrorResponse
 
 _READ_CHUNK = 256 * 1024
@@ -126,6 +116,7 @@ _YIELD_EVERY = 64
 #: `cancel_at_eof`: how long the output may go without progress once the input has ended
 #: before what is left of it is dropped (the peer is gone and does not read)
 _EOF_STALL = 0.5
+_UNSET = msgspec.UNSET
 
 
 class ByteReader(Protocol):
@@ -146,10 +137,6 @@ class ByteWriter(Protocol):
     async def wait_closed(self) -> None: ...
 
 
-class _Cancel(msgspec.Struct, frozen=True):
-    request_id: RequestId = msgspec.field(name="requestId")
-
-
 class _RequestEntry(msgspec.Struct, frozen=True):
     params: type[object]
     handler: Callable[[object], Awaitable[object]]
@@ -158,28 +145,6 @@ class _RequestEntry(msgspec.Struct, frozen=True):
 class _NotificationEntry(msgspec.Struct, frozen=True):
     params: type[object]
     handler: Callable[[object], Awaitable[None]]
-
-
-_ANSWER_ID = re.compile(rb'^\s*\{(?:[^{}\[\]]*?,)?\s*"id"\s*:\s*(-?[0-9]+|"(?:[^"\\]|\\.)*")\s*,')
-_ANSWER_KEY = re.compile(rb'"(?:result|error)"\s*:')
-_REQUEST_KEY = re.compile(rb'"method"\s*:')
-
-
-def _answer_id(head: bytes) -> RequestId | None:
-    """The id of the response a too-large line starts, when its head shows one: a
-    top-level `"id"` before its `"result"`/`"error"` and no `"method"` (None otherwise:
-    the line is answered as any oversize message is)."""
-    match = _ANSWER_ID.match(head)
-    if match is None or _REQUEST_KEY.search(head):
-        return None
-    result = _ANSWER_KEY.search(head, match.end())
-    if result is None:
-        return None
-    raw = match.group(1)
-    if raw.startswith(b'"'):
-        value = msgspec.json.decode(raw)
-        return value if isinstance(value, str) else None
-    return int(raw)
 
 
 class Connection:
@@ -214,9 +179,9 @@ class Connection:
         self._fallback_notification: RawNotificationHandler | None = None
         self._admit: Callable[[str], Callable[[], None] | None] | None = None
         self._on_invalid: Callable[[bytes, int, RpcError], None] | None = None
-        self._pending: PendingRequests[asyncio.Future[_Response]] = PendingRequests()
-        self._in_flight: dict[RequestId | None, asyncio.Task[None]] = {}
-        self._batch_of: dict[RequestId | None, BatchReply] = {}
+        self._peer: Peer[asyncio.Future[_Response], asyncio.Task[None]] = Peer(self.profile, codec)
+        #: the peer's requests being served (the peer's table: id -> handler task)
+        self._in_flight = self._peer.in_flight
         self._cancelled_by_peer: set[asyncio.Task[None]] = set()
         self._outq: deque[bytes] = deque()
         self._max_outgoing = max_outgoing
@@ -237,10 +202,7 @@ class Connection:
         self._inbox_bytes = 0
         self._inbox_ready = asyncio.Event()
         self._inbox_space = asyncio.Event()
-        self._inbox_busy = False
         self._inbox_finished = False
-        #: ids of requests sent by a running notification handler (see `request_raw`)
-        self._direct: set[object] = set()
         self._tasks: list[asyncio.Task[None]] = []
         self._reading = False
         self._closing = False
@@ -347,9 +309,7 @@ class Connection:
             writer.cancel()
             raise
         finally:
-            await asyncio.gather(
-                reader, inbox, writer, *self._in_flight.values(), return_exceptions=True
-            )
+            await asyncio.gather(reader, inbox, writer, *self._serving(), return_exceptions=True)
             self._closed.set()
 
     # -- sending ----------------------------------------------------------------------
@@ -364,32 +324,17 @@ class Connection:
         if self._closing or not self._reading:
             raise ConnectionClosed(self._close_reason)
         future: asyncio.Future[_Response] = asyncio.get_running_loop().create_future()
-        id = self._pending.add(future)
-        if _handling.get() is self:
-            # Sent by a notification handler that waits for the answer: it is delivered
-            # at once, not after the notifications behind that handler (a deadlock).
-            self._direct.add(id)
+        # Sent by a notification handler that waits for the answer: it is delivered at
+        # once, not after the notifications behind that handler (a deadlock).
+        id, line = self._peer.request(method, params, future, direct=_handling.get() is self)
         try:
-            line = self.codec.encode_message(
-                Request(id=id, method=method, params=msgspec.UNSET if params is None else params)
-            )
-        except BaseException:
-            self._pending.forget(id)
-            raise
-        try:
-            if self._closing or self._senders or not self._fits(len(line)):
+            if not self._queue_now(line):
                 await self._send(line)  # waits for room, or raises ConnectionClosed
-            elif self._writer_alive():
-                self._queue(line)
-            else:
-                raise ConnectionClosed(self._close_reason)
             response = await future
         except asyncio.CancelledError:
-            self._direct.discard(id)
-            if self._pending.forget(id) and self.profile.cancel_method and not self._closing:
-                self._send_control(
-                    Notification(method=self.profile.cancel_method, params=_Cancel(id))
-                )
+            cancel = self._peer.give_up(id)
+            if cancel is not None and not self._closing:
+                self._queue(cancel)  # (a small protocol message: it does not wait)
             raise
         if type(response) is ErrorResponse:
             raise RpcError.from_error_object(response.error)
@@ -399,18 +344,25 @@ class Connection:
         await self.notify_raw(method.method, params)
 
     async def notify_raw(self, method: str, params: object = None) -> None:
-        line = self.codec.encode_message(
-            Notification(method=method, params=msgspec.UNSET if params is None else params)
-        )
-        if self._closing or self._senders or not self._fits(len(line)):
+        line = self._peer.notification(method, params)
+        if not self._queue_now(line):
             await self._send(line)  # waits for room, or raises ConnectionClosed
-        elif self._writer_alive():
-            self._queue(line)
-        else:
-            raise ConnectionClosed(self._close_reason)
 
-    def _writer_alive(self) -> bool:
-        return bool(self._tasks) and not self._tasks[2].done()
+    def _queue_now(self, line: bytes) -> bool:
+        """Queue our line if it fits now (False: it must wait, see `_send`)."""
+        size = len(line)
+        out_bytes = self._out_bytes
+        if (
+            self._closing
+            or self._senders
+            or len(self._outq) >= self._max_outgoing
+            or (out_bytes and out_bytes + size > self._max_outgoing_bytes)
+        ):
+            return False
+        if not self._tasks or self._tasks[2].done():
+            raise ConnectionClosed(self._close_reason)
+        self._queue(line)
+        return True
 
     def _fits(self, size: int) -> bool:
         """Whether a line of `size` bytes may be queued now (one larger than the byte
@@ -428,23 +380,24 @@ class Connection:
         self._out_ready.set()
 
     async def _send(self, line: bytes) -> None:
-        if self._closing or not self._writer_alive():
+        """Queue a line once there is room for it, behind the senders waiting already."""
+        if self._closing or not self._tasks or self._tasks[2].done():
             raise ConnectionClosed(self._close_reason)
-        if self._senders or not self._fits(len(line)):
-            room: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-            waiter = (room, line)
-            self._senders.append(waiter)
-            try:
-                queued = await room
-            except asyncio.CancelledError:
-                if waiter in self._senders:  # (once let in, the line is on its way)
-                    self._senders.remove(waiter)
-                    self._let_senders_in()  # the next one may fit where this did not
-                raise
-            if not queued:
-                raise ConnectionClosed(self._close_reason)
+        if not self._senders and self._fits(len(line)):
+            self._queue(line)
             return
-        self._queue(line)
+        room: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        waiter = (room, line)
+        self._senders.append(waiter)
+        try:
+            queued = await room
+        except asyncio.CancelledError:
+            if waiter in self._senders:  # (once let in, the line is on its way)
+                self._senders.remove(waiter)
+                self._let_senders_in()  # the next one may fit where this did not
+            raise
+        if not queued:
+            raise ConnectionClosed(self._close_reason)
 
     def _let_senders_in(self) -> None:
         """Queue the lines of waiting senders, in order, while they fit (when closing,
@@ -464,10 +417,6 @@ class Connection:
                 room.set_result(True)
             else:
                 break
-
-    def _send_control(self, message: object) -> None:
-        """Queue a small protocol message without waiting for room (never from a loop)."""
-        self._queue(encode_line(message))
 
     async def _write_loop(self) -> None:
         outq = self._outq
@@ -512,50 +461,53 @@ class Connection:
     # -- receiving --------------------------------------------------------------------
 
     async def _read_loop(self) -> None:
-        framer = LineFramer(self.profile.max_message_size)
+        """Read, feed the peer, act on what it says: the one path every message takes."""
+        peer = self._peer
         reason = "peer closed the connection"
-        batches = self.profile.batches
-        cancel_method = self.profile.cancel_method
-        inbox, max_inbox, ready = self._inbox, self._max_inbox, self._inbox_ready
         room = self._out_room
+        inbox, ready = self._inbox, self._inbox_ready
         started = 0  # requests started since the reader last let them run
         try:
             while True:
                 data = await self._reader.read(_READ_CHUNK)
-                if not data:
-                    for frame in framer.close():
-                        await self._receive(frame)
-                    break
-                for frame in framer.feed(data):
-                    # the common cases without a coroutine per message; the rest below
-                    message = decode(frame, batches=batches) if type(frame) is bytes else None
-                    kind = type(message)
-                    if (
-                        kind is Notification
-                        and len(inbox) < max_inbox
-                        and self._inbox_bytes < self._max_inbox_bytes
-                        and message.method != cancel_method  # type: ignore[union-attr]
-                    ):
-                        inbox.append(message)  # type: ignore[arg-type]
-                        size = len(frame)  # type: ignore[arg-type]  # (a notification: bytes)
-                        self._inbox_sizes.append(size)
-                        self._inbox_bytes += size
-                        ready.set()
+                for event in peer.receive(data) if data else peer.receive_eof():
+                    kind = type(event)
+                    if kind is Notification:
+                        params = event.params  # type: ignore[union-attr]
+                        size = 64 if params is _UNSET else 64 + len(params)
+                        if len(inbox) < self._max_inbox and (
+                            not inbox or self._inbox_bytes + size <= self._max_inbox_bytes
+                        ):  # (the usual: room in the inbox, no coroutine)
+                            inbox.append(event)  # type: ignore[arg-type]
+                            self._inbox_sizes.append(size)
+                            self._inbox_bytes += size
+                            ready.set()
+                        else:
+                            await self._enqueue(event, size)  # type: ignore[arg-type]
                     elif kind is Request:
                         if not room.is_set():  # the peer does not read: neither do we
                             await room.wait()
                             started = 0
-                        self._start_request(message, None)  # type: ignore[arg-type]
+                        self._start(event)  # type: ignore[arg-type]
                         started += 1
                         if started >= _YIELD_EVERY:  # their answers count before we read on
                             await asyncio.sleep(0)
                             started = 0
-                    elif (kind is SuccessResponse or kind is ErrorResponse) and not (
-                        inbox or self._inbox_busy
-                    ):
-                        self._resolve(message)  # type: ignore[arg-type]
+                    elif kind is SuccessResponse or kind is ErrorResponse:
+                        self._resolve(event)  # type: ignore[arg-type]
+                    elif kind is Queued:
+                        response = event.response  # type: ignore[union-attr]
+                        size = len(getattr(response, "result", b""))
+                        await self._enqueue(response, 64 + size)
+                    elif kind is CancelRequested:
+                        self._cancel_request(event.id)  # type: ignore[union-attr]
                     else:
-                        await self._receive(frame, message)
+                        reply = cast(Reply, event)
+                        if reply.error is not None:
+                            self._report_invalid(reply.head, reply.size, reply.error)
+                        await self._send(reply.line)
+                if not data:
+                    break
         except (OSError, RuntimeError) as exc:
             reason = f"read failed: {exc!r}"
         except ConnectionClosed as exc:
@@ -563,91 +515,22 @@ class Connection:
         finally:
             self._input_ended(reason)
 
-    async def _receive(
-        self, frame: bytes | Oversize, decoded: AnyMessage | Invalid | Batch | None = None
-    ) -> None:
-        # isinstance narrows for the type checker; on this path it costs less than casts
-        if isinstance(frame, Oversize):
-            limit = self.profile.max_message_size
-            answered = _answer_id(frame.head)
-            future = None if answered is None else self._pending.pop(answered)
-            if future is not None:  # an answer too large for us: its caller is told
-                self._direct.discard(answered)
-                if not future.done():
-                    error = InvalidRequest(
-                        "Message too large",
-                        {"detail": f"the answer of {frame.size} bytes exceeds the limit",
-                         "limit": limit},
-                    )  # fmt: skip
-                    future.set_result(error.to_response(answered))
-                return  # (an answer is never answered)
-            skipped = oversize(frame.size, limit)
-            self._report_invalid(frame.head, frame.size, skipped.error)
-            await self._send(encode_line(skipped.response()))
-            return
-        message = decode(frame, batches=self.profile.batches) if decoded is None else decoded
-        if isinstance(message, Notification):
-            if message.method == self.profile.cancel_method:
-                self._cancel_in_flight(message.params)
-            else:
-                await self._enqueue(message)
-        elif isinstance(message, Request):
-            await self._out_room.wait()
-            self._start_request(message, None)
-        elif isinstance(message, SuccessResponse | ErrorResponse):
-            await self._receive_response(message)
-        elif isinstance(message, Invalid):
-            self._report_invalid(frame, len(frame), message.error)
-            await self._send(encode_line(message.response()))
-        else:
-            await self._receive_batch(message)
-
-    async def _receive_batch(self, batch: Batch) -> None:
-        expected = sum(1 for item in batch.items if type(item) is Request or type(item) is Invalid)
-        reply = BatchReply(expected)
-        for item in batch.items:
-            kind = type(item)
-            if kind is Request:
-                await self._out_room.wait()
-                self._start_request(cast(AnyRequest, item), reply)
-            elif kind is Invalid and reply.add(cast(Invalid, item).response()):
-                await self._send(encode_line(reply.responses))
-            elif kind is Notification:
-                await self._receive_notification(cast("Notification[msgspec.Raw]", item))
-            elif kind is SuccessResponse or kind is ErrorResponse:
-                await self._receive_response(cast(_Response, item))
-
-    async def _receive_notification(self, message: Notification[msgspec.Raw]) -> None:
-        if message.method == self.profile.cancel_method:
-            self._cancel_in_flight(message.params)
-            return
-        await self._enqueue(message)
-
-    async def _receive_response(self, message: _Response) -> None:
-        if (self._inbox or self._inbox_busy) and message.id not in self._direct:
-            await self._enqueue(message)
-        else:
-            self._resolve(message)
-
-    async def _enqueue(self, item: _InboxItem) -> None:
+    async def _enqueue(self, item: _InboxItem, size: int) -> None:
         """Queue for the inbox worker, waiting while the inbox is full (in items or
         bytes; an item larger than the byte bound goes in alone)."""
-        raw = item.params if type(item) is Notification else getattr(item, "result", b"")
-        size = 64 + (0 if raw is msgspec.UNSET else len(cast(bytes, raw)))
-        while self._inbox and (
-            len(self._inbox) >= self._max_inbox or self._inbox_bytes + size > self._max_inbox_bytes
+        inbox = self._inbox
+        while inbox and (
+            len(inbox) >= self._max_inbox or self._inbox_bytes + size > self._max_inbox_bytes
         ):
             self._inbox_space.clear()
             await self._inbox_space.wait()
-        self._inbox.append(item)
+        inbox.append(item)
         self._inbox_sizes.append(size)
         self._inbox_bytes += size
         self._inbox_ready.set()
 
     def _resolve(self, message: _Response) -> None:
-        if self._direct:
-            self._direct.discard(message.id)
-        future = self._pending.pop(message.id)
+        future = self._peer.resolve(message)
         if future is None:
             logger.warning("%s: response to unknown request id %r ignored", self.name, message.id)
         elif not future.done():
@@ -655,6 +538,7 @@ class Connection:
 
     async def _inbox_loop(self) -> None:
         inbox = self._inbox
+        handled = self._peer.handled
         while True:
             if not inbox:
                 if not self._reading:
@@ -666,167 +550,96 @@ class Connection:
             self._inbox_bytes -= self._inbox_sizes.popleft()
             self._inbox_space.set()
             if type(item) is Notification:
-                self._inbox_busy = True
                 handling = _handling.set(self)
-                notification = item
-                entry = self._notifications.get(notification.method)
                 try:
-                    if entry is not None:  # inline: the common case, one coroutine less
-                        params = decode_params(notification.params, entry.params, self.codec)
-                        await entry.handler(params)
-                    else:
-                        await self._handle_notification(notification)
+                    entry = self._notifications.get(item.method)
+                    if entry is not None:
+                        await entry.handler(decode_params(item.params, entry.params, self.codec))
+                    elif self._fallback_notification is not None:
+                        await self._fallback_notification(item.method, item.params)
                 except RpcError as exc:
-                    logger.warning(
-                        "%s: notification %s rejected: %s", self.name, notification.method, exc
-                    )
+                    logger.warning("%s: notification %s rejected: %s", self.name, item.method, exc)
                 except Exception:
                     logger.exception(
-                        "%s: notification handler for %s failed", self.name, notification.method
+                        "%s: notification handler for %s failed", self.name, item.method
                     )
                 finally:
                     _handling.reset(handling)
-                    self._inbox_busy = False
             else:
                 self._resolve(cast(_Response, item))
+            handled()
         self._inbox_finished = True
         self._wake_writer()
 
-    async def _handle_notification(self, message: Notification[msgspec.Raw]) -> None:
-        entry = self._notifications.get(message.method)
-        try:
-            if entry is not None:
-                await entry.handler(decode_params(message.params, entry.params, self.codec))
-            elif self._fallback_notification is not None:
-                await self._fallback_notification(message.method, message.params)
-        except RpcError as exc:
-            logger.warning("%s: notification %s rejected: %s", self.name, message.method, exc)
-        except Exception:
-            logger.exception("%s: notification handler for %s failed", self.name, message.method)
-
     # -- serving requests -------------------------------------------------------------
 
-    def _start_request(self, request: AnyRequest, batch: BatchReply | None) -> None:
-        if request.id in self._in_flight:
-            error = InvalidRequest(data={"detail": f"request id {request.id!r} is in flight"})
-            self._finish_request(error.to_response(request.id), batch)
-            return
+    def _start(self, request: AnyRequest) -> None:
         release = None
         if self._admit is not None:
             try:
                 release = self._admit(request.method)
             except RpcError as exc:
-                self._finish_request(exc.to_response(request.id), batch)
+                self._answered(self._peer.refuse(request.id, exc))
                 return
-        task = asyncio.create_task(self._serve(request, batch))
+        task = asyncio.create_task(self._serve(request))
         if release is not None:
             task.add_done_callback(lambda _: release())
         self._in_flight[request.id] = task
-        if batch is not None:
-            self._batch_of[request.id] = batch
 
-    async def _serve(self, request: AnyRequest, batch: BatchReply | None) -> None:
-        """Run the handler and answer; a `$/cancel_request` answers -32800."""
-        task = asyncio.current_task()
-        answer: _Answer | None = None
+    async def _serve(self, request: AnyRequest) -> None:
+        """Run the handler and answer; a peer's cancel answers -32800."""
+        id = request.id
         try:
-            answer = await self._answer(request)
+            entry = self._requests.get(request.method)
+            if entry is not None:
+                result = await entry.handler(
+                    decode_params(request.params, entry.params, self.codec)
+                )
+            elif self._fallback_request is not None:
+                result = await self._fallback_request(request.method, request.params)
+            else:
+                raise RpcError.method_not_found(request.method)
+            line = self._peer.answer(id, result)
         except asyncio.CancelledError:
+            task = asyncio.current_task()
             if task is None or task not in self._cancelled_by_peer:
-                raise
-            task.uncancel()
-            answer = RequestCancelled().to_response(request.id)
-        finally:
-            if task is not None:
-                self._cancelled_by_peer.discard(task)
-            if self._in_flight.get(request.id) is task:
-                del self._in_flight[request.id]
-            self._batch_of.pop(request.id, None)
-            if answer is None:
+                self._peer.refuse(id, RequestCancelled())  # (no longer in flight; not sent)
                 self._wake_writer()
-        self._finish_request(answer, batch)
-
-    async def _answer(self, request: AnyRequest) -> _Answer:
-        try:
-            result = await self._call_handler(request)
+                raise
+            self._cancelled_by_peer.discard(task)
+            task.uncancel()
+            line = self._peer.refuse(id, RequestCancelled())
         except RpcError as exc:
-            if exc.from_peer:
-                # An error the handler got from one of its own requests to the peer is
-                # not this request's answer: passing its code on would mislead.
+            if exc.from_peer:  # not this request's answer: it becomes -32603
                 logger.warning(
                     "%s: %s failed on a call to the peer: %r", self.name, request.method, exc
                 )
-                detail = {"detail": f"a request this handler made failed: {exc}"}
-                return RpcError.internal_error(detail).to_response(request.id)
-            # params that are not JSON (invalid UTF-8 inside): the line was not JSON,
-            # so its id is not one we read (DECISIONS.md: invalid JSON -> id null)
-            return exc.to_response(None if type(exc) is ParseError else request.id)
-        except Exception:
+            line = self._peer.refuse(id, exc)
+        except Exception as exc:
             logger.exception("%s: handler for %s failed", self.name, request.method)
-            return RpcError.internal_error().to_response(request.id)
-        return SuccessResponse(id=request.id, result=result)
+            line = self._peer.refuse(id, exc)
+        self._answered(line)
 
-    def _cancelled_before_start(
-        self, id: RequestId | None, batch: BatchReply | None, task: asyncio.Task[None]
-    ) -> None:
-        """Done callback set by a peer's cancel: a task cancelled before its coroutine
-        ever ran has not answered (one that ran answered -32800 itself)."""
-        if not task.cancelled() or task not in self._cancelled_by_peer:
-            return
-        self._cancelled_by_peer.discard(task)
-        if self._in_flight.get(id) is task:
-            del self._in_flight[id]
-        self._batch_of.pop(id, None)
-        self._finish_request(RequestCancelled().to_response(id), batch)
-
-    async def _call_handler(self, request: AnyRequest) -> object:
-        entry = self._requests.get(request.method)
-        if entry is not None:
-            return await entry.handler(decode_params(request.params, entry.params, self.codec))
-        if self._fallback_request is not None:
-            return await self._fallback_request(request.method, request.params)
-        raise RpcError.method_not_found(request.method)
-
-    def _finish_request(
-        self, response: SuccessResponse[object] | ErrorResponse, batch: BatchReply | None
-    ) -> None:
-        if batch is not None:
-            if batch.add(response):
-                self._send_encoded(batch.responses, batch=True)
-        else:
-            self._send_encoded(response, batch=False)
-        self._wake_writer()
-
-    def _send_encoded(self, payload: object, *, batch: bool) -> None:
-        try:
-            line = self.codec.encode_message(payload)
-        except Exception:
-            logger.exception("%s: result could not be encoded", self.name)
-            if batch:
-                return
-            response = cast("SuccessResponse[object]", payload)
-            line = encode_line(RpcError.internal_error().to_response(response.id))
+    def _answered(self, line: bytes | None) -> None:
         # A finished handler cannot wait for room: the answer is queued past the bound,
         # and the reader stops reading until the output is down again (module doc).
-        if not self._closing:
+        if line is not None and not self._closing:
             self._queue(line)
-        self._out_ready.set()
+        self._wake_writer()
 
-    def _cancel_in_flight(self, params: msgspec.Raw | msgspec.UnsetType) -> None:
-        try:
-            cancel = decode_params(params, _Cancel)
-        except RpcError:
-            logger.warning("%s: malformed %s ignored", self.name, self.profile.cancel_method)
-            return
-        self._cancel_request(cancel.request_id)
+    def _cancelled_before_start(self, id: RequestId | None, task: asyncio.Task[None]) -> None:
+        """Done callback set by a peer's cancel: a task cancelled before its coroutine
+        ever ran has not answered (one that ran answered -32800 itself)."""
+        if task.cancelled() and task in self._cancelled_by_peer:
+            self._cancelled_by_peer.discard(task)
+            self._answered(self._peer.refuse(id, RequestCancelled()))
 
     def _cancel_request(self, id: RequestId | None) -> None:
         """Cancel the handler of request `id`, which then answers -32800."""
         task = self._in_flight.get(id)
         if task is not None and not task.done() and task not in self._cancelled_by_peer:
             self._cancelled_by_peer.add(task)
-            batch = self._batch_of.get(id)
-            task.add_done_callback(functools.partial(self._cancelled_before_start, id, batch))
+            task.add_done_callback(lambda done: self._cancelled_before_start(id, done))
             task.cancel()
 
     def _cancel_at_eof(self) -> None:
@@ -834,6 +647,9 @@ class Connection:
         cancelled (they answer -32800, should the peer still read)."""
         for id in list(self._in_flight):
             self._cancel_request(id)
+
+    def _serving(self) -> list[asyncio.Task[None]]:
+        return [task for task in self._in_flight.values() if task is not None]
 
     # -- closing ----------------------------------------------------------------------
 
@@ -879,7 +695,7 @@ class Connection:
             self._closing = True
             self._close_reason = reason
         self._fail_pending(reason)
-        for task in (self._tasks[0], self._tasks[1], *self._in_flight.values()):
+        for task in (self._tasks[0], self._tasks[1], *self._serving()):
             if not task.done():
                 task.cancel()
         self._let_senders_in()
@@ -891,6 +707,6 @@ class Connection:
         self._shut_down(reason)
 
     def _fail_pending(self, reason: str) -> None:
-        for future in self._pending.drain():
+        for future in self._peer.pending.drain():
             if not future.done():
                 future.set_exception(ConnectionClosed(reason))

@@ -49,6 +49,18 @@ from ._messages import (
     is_success,
 )
 from ._methods import NotificationType, Profile, RequestType
+from ._peer import (
+    CancelRequested,
+    Event,
+    Incoming,
+    Peer,
+    Queued,
+    Reply,
+    answer_body,
+    answer_id,
+    error_answer,
+    read_body,
+)
 from ._pending import BatchReply, PendingRequests
 
 __all__ = [
@@ -99,6 +111,18 @@ __all__ = [
     "LineFramer",
     "Oversize",
     "PendingRequests",
+    # the peer: single-message side
+    "Incoming",
+    "answer_body",
+    "error_answer",
+    "read_body",
+    # the peer: stream side
+    "CancelRequested",
+    "Event",
+    "Peer",
+    "Queued",
+    "Reply",
+    "answer_id",
     # method tables
     "NotificationType",
     "Profile",
