@@ -54,15 +54,16 @@ from interlink.a2a._types import AgentCard, Empty
 from interlink.jsonrpc import (
     ErrorObject,
     ErrorResponse,
-    Invalid,
-    InvalidRequest,
     MethodNotFound,
     Notification,
     Request,
+    RequestId,
     RpcError,
-    decode,
+    answer_body,
     encode,
+    error_answer,
     oversize,
+    read_body,
 )
 
 __all__ = ["A2AApp", "SUPPORTED_VERSIONS"]
@@ -258,18 +259,15 @@ class A2AApp:
             error = oversize(self.max_body + 1, self.max_body).response()
             await _plain(send, 200, error_body(error), [_CLOSE])
             return
-        message = decode(body)
-        if isinstance(message, Invalid):
-            await _plain(send, 200, error_body(message.response()))
+        message = read_body(body)
+        assert not isinstance(message, list)  # (no batches: an array is one error)
+        if isinstance(message, ErrorResponse):  # no request (not JSON, a response, ...)
+            await _plain(send, 200, error_body(message))
             return
         if isinstance(message, Notification):  # carried out, never answered (not even
             await self._notification(message, scope, principal)  # with an error)
             await send({"type": "http.response.start", "status": 204, "headers": []})
             await send({"type": "http.response.body", "body": b""})
-            return
-        if not isinstance(message, Request):
-            refusal = InvalidRequest(data={"detail": "a response is not a request"})
-            await _plain(send, 200, error_body(refusal.to_response(getattr(message, "id", None))))
             return
         headers = _headers(scope)
         extra: list[tuple[bytes, bytes]] = []
@@ -278,15 +276,13 @@ class A2AApp:
             if call.extensions:
                 extra.append((b"a2a-extensions", ", ".join(sorted(call.extensions)).encode()))
             result = await self._dispatch(message, call)
-        except RpcError as exc:
-            await _plain(send, 200, error_body(exc.to_response(message.id)), extra)
-            return
-        except Exception:
-            logger.exception("A2A method %s failed", message.method)
-            await _plain(send, 200, error_body(RpcError.internal_error().to_response(message.id)))
+        except Exception as exc:
+            if not isinstance(exc, RpcError):
+                logger.exception("A2A method %s failed", message.method)
+            await _plain(send, 200, error_body(error_answer(message.id, exc)), extra)
             return
         if isinstance(result, bytes):
-            await _plain(send, 200, _envelope(message.id, result), extra)
+            await _plain(send, 200, answer_body(message.id, result), extra)
         else:
             await self._stream(message.id, result, receive, send, extra)
 
@@ -370,7 +366,7 @@ class A2AApp:
 
     async def _stream(
         self,
-        id: object,
+        id: RequestId | None,
         stream: TaskStream,
         receive: Receive,
         send: Send,
@@ -383,7 +379,9 @@ class A2AApp:
         comments, also before its first event (an agent slow to start is not taken for
         a dead server); a client that goes away ends it, so does the server's stop
         (`end_streams`)."""
-        id_json = msgspec.json.encode(id)
+        # each event's data is the JSON-RPC answer around its payload (shared bytes)
+        envelope = answer_body(id, b"")  # (`{...,"result":}`)
+        around = (b"data: " + envelope[:-1], envelope[-1:] + b"\n\n")
         self._streams.add(stream)
         if self._ending:
             stream.cut()
@@ -391,14 +389,14 @@ class A2AApp:
             try:
                 batch = await stream.batch(self.keepalive, _PIECE)
             except RpcError as exc:  # before anything was sent: a plain JSON answer
-                await _plain(send, 200, error_body(exc.to_response(id)), extra)  # type: ignore[arg-type]
+                await _plain(send, 200, error_body(error_answer(id, exc)), extra)
                 return
             await send({"type": "http.response.start", "status": 200, "headers": [*_SSE, *extra]})
             watcher = asyncio.create_task(_watch_disconnect(receive, stream))
             try:
-                await self._events(batch, stream, id_json, send)
+                await self._events(batch, stream, around, send)
             except RpcError as exc:  # after the first event: an SSE event with the error
-                error = error_body(exc.to_response(id))  # type: ignore[arg-type]
+                error = error_body(error_answer(id, exc))
                 body = b"event: error\ndata: " + error + b"\n\n"
                 with contextlib.suppress(OSError):
                     await send({"type": "http.response.body", "body": body, "more_body": True})
@@ -419,13 +417,13 @@ class A2AApp:
         self,
         batch: list[tuple[int | None, bytes]] | None,
         stream: TaskStream,
-        id_json: bytes,
+        around: tuple[bytes, bytes],
         send: Send,
     ) -> None:
         """Write the stream's events from `batch` on until it is over. Cancelled (the
         host gave up waiting for it to end) while it waits for events, it just ends."""
         while batch is not None:
-            for piece in _pieces(batch, id_json) if batch else (_PING,):
+            for piece in _pieces(batch, around) if batch else (_PING,):
                 await send({"type": "http.response.body", "body": piece, "more_body": True})
             try:
                 batch = await stream.batch(self.keepalive, _PIECE)
@@ -486,17 +484,13 @@ def error_body(response: ErrorResponse) -> bytes:
     return encode(response)
 
 
-def _envelope(id: object, result: bytes) -> bytes:
-    return b'{"jsonrpc":"2.0","id":' + msgspec.json.encode(id) + b',"result":' + result + b"}"
-
-
-def _pieces(batch: list[tuple[int | None, bytes]], id_json: bytes) -> Iterator[bytes]:
-    """The SSE events of `batch` (`id: <seq>`, `data: <JSON-RPC response>`) in pieces of
-    at most `_PIECE` bytes: small events together, a large one cut (its payload is the
-    task's shared bytes, copied a piece at a time)."""
+def _pieces(batch: list[tuple[int | None, bytes]], around: tuple[bytes, bytes]) -> Iterator[bytes]:
+    """The SSE events of `batch` (`id: <seq>`, then `around` its payload: `data: <JSON-RPC
+    response>`) in pieces of at most `_PIECE` bytes: small events together, a large one
+    cut (its payload is the task's shared bytes, copied a piece at a time)."""
     buffer = bytearray()
     for seq, payload in batch:
-        head = b'data: {"jsonrpc":"2.0","id":' + id_json + b',"result":'
+        head = around[0]
         if seq is not None:
             head = b"id: %d\n" % seq + head
         if buffer and len(buffer) + len(head) > _PIECE:
@@ -511,7 +505,7 @@ def _pieces(batch: list[tuple[int | None, bytes]], id_json: bytes) -> Iterator[b
             yield bytes(buffer)
             buffer.clear()
         buffer += view
-        buffer += b"}\n\n"
+        buffer += around[1]
     if buffer:
         yield bytes(buffer)
 
