@@ -1,18 +1,12 @@
 """The A2A task lifecycle as data: `(state, event) -> state`, and the state sets.
 
-Theory of operation. A task is in one `TaskState`, or in `NEW` before its first event.
-Two kinds of events move it. The executor publishes `task` (a `Task`: the first event
-only), `status` (a status update), `artifact` and `message` (a direct message, which
-answers instead of a task: never an event of one). A client's requests are `send` (a
-follow-up message), `cancel` and `subscribe`. `TABLE` holds every allowed pair and the
-state after it; `TARGET` there stands for the state the event itself names (the Task's,
-the status update's). A pair not in the table is refused, and `refusal` says with which
-error: an executor's event with `InvalidEventSequence` (the task fails with it), a
-request with the A2A error its client gets (-32004 for a message or a subscription to a
-finished task or for a follow-up while it works, -32002 for a cancel of a task that
-ended otherwise; a cancel of a canceled task answers with it). A terminal state is the
-end: no event follows it. The server, the runtime, the stores, the client and the CLI
-read the state sets from here.
+Theory of operation. A task is in a `TaskState`, or `NEW` before its first event. An
+executor publishes `EVENTS` (`task`: a Task, first only; `status`; `artifact`;
+`message`: a direct message, never an event of a task); a client asks `REQUESTS` of an
+existing task. `TABLE` holds every allowed pair and the state after it (`TARGET`: the
+state the event names). Any other pair is refused with `refusal(...)`: an executor's
+event with `InvalidEventSequence`, a request with the A2A error its client gets (-32004,
+-32002, -32001). No event follows a terminal state. Everyone reads the sets from here.
 """
 
 from __future__ import annotations
@@ -25,36 +19,20 @@ from interlink.a2a._errors import TaskNotCancelable, TaskNotFound, UnsupportedOp
 from interlink.a2a._executor import InvalidEventSequence
 from interlink.a2a._types import TaskState
 
-__all__ = [
-    "ACTIVE",
-    "EVENTS",
-    "INTERRUPTED",
-    "NEW",
-    "REQUESTS",
-    "STATES",
-    "TABLE",
-    "TARGET",
-    "TERMINAL",
-    "refusal",
-    "step",
-]
+__all__ = ["ACTIVE", "INTERRUPTED", "NEW", "STATES", "TABLE", "TERMINAL", "refusal", "step"]
 
 S = TaskState
 NEW: Final = ""
-"""The state of a task before its first event."""
 STATES: Final = frozenset(S)
 TERMINAL: Final = frozenset(
     {S.TASK_STATE_COMPLETED, S.TASK_STATE_FAILED, S.TASK_STATE_CANCELED, S.TASK_STATE_REJECTED}
 )
 INTERRUPTED: Final = frozenset({S.TASK_STATE_INPUT_REQUIRED, S.TASK_STATE_AUTH_REQUIRED})
-ACTIVE: Final = frozenset({S.TASK_STATE_SUBMITTED, S.TASK_STATE_WORKING})
-"""An executor runs the task (here or on another replica)."""
+ACTIVE: Final = frozenset({S.TASK_STATE_SUBMITTED, S.TASK_STATE_WORKING})  # an executor runs it
 _OPEN: Final = STATES - TERMINAL
 
 EVENTS: Final = ("task", "status", "artifact", "message")
-"""What an executor publishes."""
 REQUESTS: Final = ("send", "cancel", "subscribe")
-"""What a client asks of an existing task."""
 TARGET: Final = "(the event's state)"
 
 TABLE: Final[Mapping[tuple[str, str], str]] = MappingProxyType(
@@ -86,23 +64,18 @@ def refusal(state: str, event: str, task_id: str = "") -> Exception:
     if event in EVENTS:
         if state in TERMINAL:
             return InvalidEventSequence(f"the task is already {state}; no event may follow")
-        if event == "message" and state == NEW:
-            return InvalidEventSequence("a direct message is handled before any task exists")
         if event == "message":
+            if state == NEW:
+                return InvalidEventSequence("a direct message is handled before any task exists")
             return InvalidEventSequence("a message cannot follow task events; use a status message")
         return InvalidEventSequence("a Task can only be the first event")
     if state == NEW:
         return TaskNotFound(f"Task {task_id!r} not found", taskId=task_id)
     if event == "cancel":
         return TaskNotCancelable(f"task {task_id} is {state}", taskId=task_id)
+    why = f"is {state}; it takes no more messages"
     if event == "subscribe":
-        return UnsupportedOperation(
-            f"task {task_id} is {state}; there is nothing to subscribe to", taskId=task_id
-        )
-    if state in TERMINAL:
-        return UnsupportedOperation(
-            f"task {task_id} is {state}; it takes no more messages", taskId=task_id
-        )
-    return UnsupportedOperation(
-        f"task {task_id} is still working; send when it asks for input", taskId=task_id
-    )
+        why = f"is {state}; there is nothing to subscribe to"
+    elif state not in TERMINAL:
+        why = "is still working; send when it asks for input"
+    return UnsupportedOperation(f"task {task_id} {why}", taskId=task_id)

@@ -96,8 +96,7 @@ class _Staged(NamedTuple):
 def spawn(
     job: Coroutine[object, object, None], name: str, keep: set[asyncio.Task[None]] | None
 ) -> asyncio.Task[None]:
-    """Run `job` in the background, kept in `keep` until it ends (the server cancels
-    what is there when it stops; and a task nothing refers to may be collected)."""
+    """Run `job` in the background, kept in `keep` (which the server cancels) to its end."""
     task = asyncio.create_task(job, name=name)
     if keep is not None:
         keep.add(task)
@@ -279,9 +278,7 @@ class Subscription:
         """The next event, or `None` when the stream is over."""
         while True:
             if self.items:
-                item = self.items.popleft()
-                self.queued_bytes -= len(item[1])
-                return item
+                return self.next_ready()
             if self.closed:
                 return None
             self.ready.clear()

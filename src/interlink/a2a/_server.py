@@ -73,6 +73,7 @@ from interlink.a2a._types import (
     ListTasksResponse,
     Message,
     Role,
+    SendMessageConfiguration,
     SendMessageRequest,
     SendMessageResponse,
     SubscribeToTaskRequest,
@@ -283,7 +284,8 @@ class A2AServer:
         if not live.running:
             # what happened since the row was read (another follow-up may have finished
             # it meanwhile; another replica may have worked on it)
-            await self._catch_up_held(live)
+            with self._holding(live, evict=False):  # (no stream's end evicts it meanwhile)
+                await live.catch_up()
         if live.running and live.runner is not None and live.state in INTERRUPTED:
             # it asked for input and is returning right now: let it finish first
             with contextlib.suppress(TimeoutError, asyncio.CancelledError):
@@ -292,11 +294,6 @@ class A2AServer:
         if (live.running or live.users) and state not in TERMINAL:
             state = TaskState.TASK_STATE_WORKING  # an executor or a request has it now
         step(state, "send", task_id=live.task_id)  # (active: another replica runs it)
-
-    async def _catch_up_held(self, live: LiveTask) -> None:
-        """`live.catch_up()`, holding the task meanwhile (no stream's end evicts it)."""
-        with self._holding(live, evict=False):
-            await live.catch_up()
 
     @contextlib.contextmanager
     def _holding(self, live: LiveTask, *, evict: bool = True) -> Iterator[None]:
@@ -382,22 +379,9 @@ class A2AServer:
             live = self._live(call.tenant, task_id, owner=call.principal, context_id=context_id)
         live.users += 1
         try:
-            message = msgspec.structs.replace(
-                message,
-                task_id=task_id,
-                context_id=context_id,
-            )
-            context = RequestContext(
-                message=message,
-                task_id=task_id,
-                context_id=context_id,
-                task=live.task,
-                principal=call.principal,
-                tenant=call.tenant,
-                extensions=call.extensions,
-                headers=call.headers,
-                configuration=configuration,
-                metadata=params.metadata,
+            message = msgspec.structs.replace(message, task_id=task_id, context_id=context_id)
+            context = _context_of(
+                live, call, message, configuration=configuration, metadata=params.metadata
             )
             if live.task is not None:
                 await self._add_follow_up(live, message)
@@ -489,7 +473,7 @@ class A2AServer:
         if live.task is not None:  # a follow-up: the stream starts with the task
             snapshot = (live.last_seq, live.snapshot_json())
         self._start(live, context)
-        return self._drain(live, sub, snapshot, [], history)
+        return TaskStream(self._evict, live, sub, snapshot, [], history)
 
     def _subscribe(self, live: LiveTask, *, close_on_interrupt: bool) -> Subscription:
         return live.subscribe(
@@ -497,16 +481,6 @@ class A2AServer:
             close_on_interrupt=close_on_interrupt,
             max_bytes=self.stream_queue_bytes,
         )
-
-    def _drain(
-        self,
-        live: LiveTask,
-        sub: Subscription,
-        first: tuple[int | None, bytes] | None,
-        backlog: list[tuple[int, bytes]],
-        history: int | None = None,
-    ) -> TaskStream:
-        return TaskStream(self._evict, live, sub, first, backlog, history)
 
     # -- tasks ----------------------------------------------------------------------------
 
@@ -659,7 +633,8 @@ class A2AServer:
         step(row.state, "subscribe", task_id=row.task_id)
         live = self._live(call.tenant, row.task_id, row=row)
         if not live.running:
-            await self._catch_up_held(live)  # it may have ended since `row` was read
+            with self._holding(live, evict=False):  # it may have ended since `row` was read
+                await live.catch_up()
             if live.state in TERMINAL:
                 self._evict(live)
                 return await self.subscribe_to_task(params, call)  # (it is over)
@@ -669,7 +644,7 @@ class A2AServer:
         assert live.task is not None
         snapshot = live.snapshot_json()
         if last_event_id is None:
-            return self._drain(live, sub, (live.last_seq, snapshot), [])
+            return TaskStream(self._evict, live, sub, (live.last_seq, snapshot), [])
         try:
             return await self._resumed(call, live, sub, snapshot, last_event_id, live.last_seq)
         except BaseException:
@@ -735,14 +710,6 @@ class A2AServer:
         if reason is not None:
             raise bad_request([("url", reason)])
 
-    async def _put_push(
-        self, call: Call, task_id: str, config: TaskPushNotificationConfig
-    ) -> TaskPushNotificationConfig:
-        await self._check_webhook(config.url)
-        stored = self._push_config(call, task_id, config)
-        await self.store.put_push_config(call.tenant, task_id, stored.id, _codec.encode(stored))
-        return stored
-
     async def create_task_push_notification_config(
         self, params: TaskPushNotificationConfig, call: Call
     ) -> TaskPushNotificationConfig:
@@ -750,7 +717,10 @@ class A2AServer:
         if not params.url:
             raise bad_request([("url", "a webhook URL is required")])
         row = await self._visible(call, params.task_id, "CreateTaskPushNotificationConfig")
-        return await self._put_push(call, row.task_id, params)
+        await self._check_webhook(params.url)
+        stored = self._push_config(call, row.task_id, params)
+        await self.store.put_push_config(call.tenant, row.task_id, stored.id, _codec.encode(stored))
+        return stored
 
     async def get_task_push_notification_config(
         self, params: GetTaskPushNotificationConfigRequest, call: Call
@@ -863,23 +833,30 @@ async def _close_shared(store: TaskStore) -> None:
 
 
 def _context_of(
-    live: LiveTask, call: Call | None = None, *, metadata: dict[str, object] | None = None
+    live: LiveTask,
+    call: Call | None = None,
+    message: Message | None = None,
+    *,
+    configuration: SendMessageConfiguration | None = None,
+    metadata: dict[str, object] | None = None,
 ) -> RequestContext:
-    """The context of an existing task (for cancel, or a re-run after a restart): its
-    last user message stands for the request; the caller is `call` (None: its owner)."""
-    task = live.task
-    assert task is not None
+    """The executor's context for `live`'s task and `call` (None: for its owner); without
+    a `message` (a cancel, a re-run after a restart) its last user message stands in."""
+    if message is None:
+        assert live.task is not None
+        history = reversed(live.task.history)
+        message = next((m for m in history if m.role is Role.ROLE_USER), Message())
     call = call or Call(principal=live.owner, tenant=live.tenant)
-    message = next((m for m in reversed(task.history) if str(m.role) == "ROLE_USER"), Message())
     return RequestContext(
         message=message,
-        task_id=task.id,
-        context_id=task.context_id,
-        task=task,
+        task_id=live.task_id,
+        context_id=live.context_id,
+        task=live.task,
         principal=call.principal,
         tenant=call.tenant,
         extensions=call.extensions,
         headers=call.headers,
+        configuration=configuration,
         metadata=metadata,
     )
 
