@@ -635,10 +635,13 @@ def generate_types(proto: Proto) -> str:
 
 
 METHODS_PRELUDE = '''\
-"""The JSON-RPC methods of the A2A 1.0 binding: params type, result type, streaming.
+"""The methods of the A2A 1.0 service: params type, result type, handler, streaming.
 
-Derived from `service A2AService`; the method name is the rpc name. A streaming method
-answers with a stream of `result` objects (SSE, one JSON-RPC response per event).
+Derived from `service A2AService`; the method name is the rpc name (the JSON-RPC
+method). Every binding dispatches by this table alone: it decodes the params as
+`params`, calls the `A2AServer` method named `handler` with them and the `Call`, and
+answers with its `result` (or, for a streaming method, with a stream of `result`
+objects: in JSON-RPC, SSE with one JSON-RPC response per event).
 """
 
 from types import MappingProxyType
@@ -655,12 +658,14 @@ R_co = TypeVar("R_co", bound=msgspec.Struct, covariant=True)
 
 
 class Method(NamedTuple, Generic[P_co, R_co]):
-    """One JSON-RPC method: its name, the params and result types, and whether it streams."""
+    """One method: its name, the params and result types, whether it streams, and the
+    name of its handler on `A2AServer` (the rpc name in snake case)."""
 
     name: str
     params: type[P_co]
     result: type[R_co]
     streaming: bool
+    handler: str
 
 '''
 
@@ -680,7 +685,8 @@ def generate_methods(proto: Proto) -> str:
         params, result = py(rpc.request), py(rpc.response)
         const = constant_name(rpc.name)
         out.append(f"{const}: Final[Method[{params}, {result}]] = Method(")
-        out.append(f'    "{rpc.name}", {params}, {result}, streaming={rpc.streaming}')
+        handler = constant_name(rpc.name).lower()
+        out.append(f'    "{rpc.name}", {params}, {result}, {rpc.streaming}, "{handler}"')
         out.append(")")
         out.extend(docstring(rpc.doc or rpc.name, 0))
     consts = ", ".join(constant_name(r.name) for r in proto.rpcs)

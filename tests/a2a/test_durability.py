@@ -147,9 +147,9 @@ async def test_ids_no_store_holds_alike_are_refused_alike(kind: str, tmp_path: P
                     task_id=answer.task.id, id=odd, url="https://example.com/hook"
                 )
                 with pytest.raises(InvalidParams):
-                    await server.create_push_config(config, Call())
+                    await server.create_task_push_notification_config(config, Call())
                 with pytest.raises(TaskNotFound):
-                    await server.get_push_config(
+                    await server.get_task_push_notification_config(
                         t.GetTaskPushNotificationConfigRequest(task_id=answer.task.id, id=odd),
                         Call(),
                     )
@@ -407,7 +407,9 @@ async def test_a_tenants_webhooks_are_checked_against_its_own_allow_list(
             port = hook.url.split(":")[2].split("/")[0]
             url = f"http://hooks.example:{port}/hook"
             config = t.TaskPushNotificationConfig(task_id=task_id, url=url)
-            await b.create_push_config(config, call)  # public now: accepted for tenant b
+            await b.create_task_push_notification_config(
+                config, call
+            )  # public now: accepted for tenant b
             answer[0] = "127.0.0.1"  # the name now points at loopback, refused for b
             done = await asyncio.wait_for(b.send_message(send("more", task_id=task_id), call), WAIT)
             assert isinstance(done.task, t.Task)

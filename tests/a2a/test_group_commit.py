@@ -60,7 +60,7 @@ async def test_chunks_are_written_together_and_streamed_in_order() -> None:
     server = A2AServer(Chunks(500), card(), store)
     await server.startup()
     try:
-        stream = await server.stream_message(send("go"), CALL)
+        stream = await server.send_streaming_message(send("go"), CALL)
         received: list[bytes] = []
         try:
             while (batch := await stream.batch(5)) is not None:

@@ -565,7 +565,7 @@ async def test_a_failed_catch_up_is_retried(replicas: Start) -> None:
     assert isinstance(answer.task, t.Task)
     task_id = answer.task.id
     await agent.started.wait()
-    stream = await b.subscribe(t.SubscribeToTaskRequest(id=task_id), CALL)
+    stream = await b.subscribe_to_task(t.SubscribeToTaskRequest(id=task_id), CALL)
     try:
         assert await stream.batch(5)  # the snapshot
         follower = b.live[("", task_id)]._follower

@@ -244,7 +244,7 @@ async def test_an_unanswered_cancel_waits_for_the_lease_of_the_running_replica(
     a = await replicas(lease_ttl=0.4)
     b = await replicas(cancel_wait=0.2, lease_ttl=60)  # B sweeps once, at its start
     task_id = await started(a, "hang")
-    monkeypatch.setattr(a.served.app.server, "remote_cancel", lambda tenant, task_id: None)
+    monkeypatch.setattr(a.served.app.server._member, "remote_cancel", lambda tenant, task_id: None)
     # A is alive and holds the lease but does not answer: B may not overrule it
     refused = await b.served.call("CancelTask", {"id": task_id})
     assert refused["error"]["code"] == -32002, refused  # type: ignore[index]

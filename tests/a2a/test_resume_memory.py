@@ -74,13 +74,12 @@ async def _resumed_streams_hold(tmp_path: Path, text: str) -> tuple[int, list[in
                 await agent.done.wait()
                 assert await _state(server, call, task.id) == "TASK_STATE_COMPLETED"
         request = t.SubscribeToTaskRequest(id=task.id)
-        warm = await server.subscribe(request, call, last_event_id=1)  # the snapshot, shared
+        resumed = Call(last_event_id=1)
+        warm = await server.subscribe_to_task(request, resumed)  # the snapshot, shared
         tracemalloc.start()
         try:
             before = _held()
-            streams = [
-                await server.subscribe(request, call, last_event_id=1) for _ in range(STREAMS)
-            ]
+            streams = [await server.subscribe_to_task(request, resumed) for _ in range(STREAMS)]
             grown = _held() - before  # (the streams are alive: `streams`)
             # every stream still gives every event it missed, in order
             seqs: list[int] = []

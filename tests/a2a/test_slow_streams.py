@@ -54,7 +54,8 @@ def test_events_go_out_in_pieces_that_join_to_the_stream(id_size: int) -> None:
         (3, b"{}"),
         (4, b"{}"),
     ]
-    pieces = list(_pieces(batch, id_json))
+    around = (b'data: {"jsonrpc":"2.0","id":' + id_json + b',"result":', b"}\n\n")
+    pieces = list(_pieces(batch, around))
     whole = b"".join(
         (b"" if seq is None else b"id: %d\n" % seq)
         + b'data: {"jsonrpc":"2.0","id":'

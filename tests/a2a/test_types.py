@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import typing
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from hypothesis import strategies as st
 
 from interlink.a2a._codec import FieldViolation, ValidationError, decode, encode, to_builtins
 from interlink.a2a._methods import METHODS, SEND_MESSAGE
+from interlink.a2a._server import A2AServer, Call
+from interlink.a2a._stream import TaskStream
 from interlink.a2a._types import (
     AgentCapabilities,
     AgentCard,
@@ -621,6 +624,17 @@ def test_method_table_matches_the_proto_service() -> None:
         assert method.result.__name__ == response.removeprefix("google.protobuf.")
         assert method.streaming == bool(stream)
     assert SEND_MESSAGE.params is SendMessageRequest
+
+
+def test_every_method_has_its_handler_on_the_server() -> None:
+    """Dispatch reads only the table: each handler it names takes the params type and
+    a `Call`, and answers with the result type (a stream of it when it streams)."""
+    for method in METHODS.values():
+        hints = typing.get_type_hints(getattr(A2AServer, method.handler))
+        params, call = (hints[name] for name in list(hints)[:2])
+        assert (params, call) == (method.params, Call), method.name
+        answer = TaskStream if method.streaming else method.result
+        assert hints["return"] is answer, method.name
 
 
 def test_reference_method_names() -> None:

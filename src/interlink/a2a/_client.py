@@ -46,6 +46,7 @@ from interlink.a2a._errors import (
     StreamInterrupted,
     UnsupportedOperation,
 )
+from interlink.a2a._lifecycle import INTERRUPTED, TERMINAL
 from interlink.a2a._methods import (
     CANCEL_TASK,
     CREATE_TASK_PUSH_NOTIFICATION_CONFIG,
@@ -107,17 +108,6 @@ __all__ = [
 
 R = TypeVar("R", bound=msgspec.Struct)
 StreamPayload = Task | Message | TaskStatusUpdateEvent | TaskArtifactUpdateEvent
-TERMINAL: Final = frozenset(
-    {
-        TaskState.TASK_STATE_COMPLETED,
-        TaskState.TASK_STATE_FAILED,
-        TaskState.TASK_STATE_CANCELED,
-        TaskState.TASK_STATE_REJECTED,
-    }
-)
-INTERRUPTED: Final = frozenset(
-    {TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED}
-)
 
 
 # -- values ------------------------------------------------------------------------------

@@ -48,22 +48,23 @@ from interlink.a2a._errors import (
 )
 from interlink.a2a._methods import METHODS
 from interlink.a2a._push import PushDelivery
-from interlink.a2a._server import A2AServer, Call
+from interlink.a2a._server import A2AServer, Call, Handler
 from interlink.a2a._store import TaskStore
 from interlink.a2a._stream import TaskStream
 from interlink.a2a._types import AgentCard, Empty
 from interlink.jsonrpc import (
     ErrorObject,
     ErrorResponse,
-    Invalid,
-    InvalidRequest,
     MethodNotFound,
     Notification,
     Request,
+    RequestId,
     RpcError,
-    decode,
+    answer_body,
     encode,
+    error_answer,
     oversize,
+    read_body,
 )
 
 __all__ = ["A2AApp", "SUPPORTED_VERSIONS"]
@@ -269,18 +270,15 @@ class A2AApp:
             error = oversize(self.max_body + 1, self.max_body).response()
             await _plain(send, 200, error_body(error), [_CLOSE])
             return
-        message = decode(body)
-        if isinstance(message, Invalid):
-            await _plain(send, 200, error_body(message.response()))
+        message = read_body(body)
+        assert not isinstance(message, list)  # (no batches: an array is one error)
+        if isinstance(message, ErrorResponse):  # no request (not JSON, a response, ...)
+            await _plain(send, 200, error_body(message))
             return
         if isinstance(message, Notification):  # carried out, never answered (not even
             await self._notification(message, scope, principal)  # with an error)
             await send({"type": "http.response.start", "status": 204, "headers": []})
             await send({"type": "http.response.body", "body": b""})
-            return
-        if not isinstance(message, Request):
-            refusal = InvalidRequest(data={"detail": "a response is not a request"})
-            await _plain(send, 200, error_body(refusal.to_response(getattr(message, "id", None))))
             return
         headers = _headers(scope)
         extra: list[tuple[bytes, bytes]] = []
@@ -288,16 +286,14 @@ class A2AApp:
             call = self._call(scope, headers, principal)
             if call.extensions:
                 extra.append((b"a2a-extensions", ", ".join(sorted(call.extensions)).encode()))
-            result = await self._dispatch(message, call, headers)
-        except RpcError as exc:
-            await _plain(send, 200, error_body(exc.to_response(message.id)), extra)
-            return
-        except Exception:
-            logger.exception("A2A method %s failed", message.method)
-            await _plain(send, 200, error_body(RpcError.internal_error().to_response(message.id)))
+            result = await self._dispatch(message, call)
+        except Exception as exc:
+            if not isinstance(exc, RpcError):
+                logger.exception("A2A method %s failed", message.method)
+            await _plain(send, 200, error_body(error_answer(message.id, exc)), extra)
             return
         if isinstance(result, bytes):
-            await _plain(send, 200, _envelope(message.id, result), extra)
+            await _plain(send, 200, answer_body(message.id, result), extra)
         else:
             await self._stream(message.id, result, receive, send, extra)
 
@@ -308,7 +304,7 @@ class A2AApp:
         dropped; a stream it opens is closed at once (its task goes on)."""
         headers = _headers(scope)
         try:
-            result = await self._dispatch(message, self._call(scope, headers, principal), headers)
+            result = await self._dispatch(message, self._call(scope, headers, principal))
         except Exception as exc:
             logger.debug("A2A notification %s failed: %s", message.method, exc)
             return
@@ -338,19 +334,22 @@ class A2AApp:
                     extensions=",".join(sorted(missing)),
                 )
             extensions = frozenset(requested & self._supported_extensions)
+        last = headers.get("last-event-id", "").strip()
         return Call(
             principal=principal,
             tenant=cast(str, scope.get(TENANT_SCOPE_KEY, "")),
             extensions=extensions,
             headers=headers,
+            last_event_id=int(last)
+            if last.isascii() and last.isdigit() and len(last) < 19
+            else None,
         )
 
     async def _dispatch(
-        self,
-        request: Request[msgspec.Raw] | Notification[msgspec.Raw],
-        call: Call,
-        headers: dict[str, str],
+        self, request: Request[msgspec.Raw] | Notification[msgspec.Raw], call: Call
     ) -> bytes | TaskStream:
+        """Carry out a request by the generated table: its params decoded, its handler
+        called, its result as ProtoJSON (or the stream of a streaming method)."""
         method = METHODS.get(request.method)
         if method is None:
             raise MethodNotFound(data={"method": request.method})
@@ -368,46 +367,17 @@ class A2AApp:
             if tenant not in self.server.tenants:  # (a router gives each app its own)
                 raise TaskNotFound(f"unknown tenant {tenant!r}", tenant=tenant)
             call = dataclasses.replace(call, tenant=tenant)
-        server = self.server
-        name = request.method
-        result: object
-        if name == "SendMessage":
-            return await server.send_message_json(params, call)  # type: ignore[arg-type]
-        elif name == "SendStreamingMessage":
-            return await server.stream_message(params, call)  # type: ignore[arg-type]
-        elif name == "SubscribeToTask":
-            last = headers.get("last-event-id", "").strip()
-            resume = int(last) if last.isascii() and last.isdigit() and len(last) < 19 else None
-            return await server.subscribe(params, call, resume)  # type: ignore[arg-type]
-        elif name == "GetTask":
-            return await server.get_task_json(params, call)  # type: ignore[arg-type]
-        elif name == "ListTasks":
-            result = await server.list_tasks(params, call)  # type: ignore[arg-type]
-        elif name == "CancelTask":
-            result = await server.cancel_task(params, call)  # type: ignore[arg-type]
-        elif name == "CreateTaskPushNotificationConfig":
-            result = await server.create_push_config(params, call)  # type: ignore[arg-type]
-        elif name == "GetTaskPushNotificationConfig":
-            result = await server.get_push_config(params, call)  # type: ignore[arg-type]
-        elif name == "ListTaskPushNotificationConfigs":
-            result = await server.list_push_configs(params, call)  # type: ignore[arg-type]
-        elif name == "DeleteTaskPushNotificationConfig":
-            await server.delete_push_config(params, call)  # type: ignore[arg-type]
-            return b"null"
-        elif name == "GetExtendedAgentCard":
-            result = await server.get_extended_card(call)
-        else:  # pragma: no cover - METHODS and this dispatch are kept in step by a test
-            raise MethodNotFound(data={"method": name})
-        if isinstance(result, Empty):
-            return b"null"
-        assert isinstance(result, msgspec.Struct)
-        return _codec.encode(result)
+        handler: Handler = getattr(self.server, method.handler)
+        result = await handler(params, call)
+        if isinstance(result, TaskStream):
+            return result
+        return b"null" if isinstance(result, Empty) else _codec.encode(result)
 
     # -- SSE ---------------------------------------------------------------------------
 
     async def _stream(
         self,
-        id: object,
+        id: RequestId | None,
         stream: TaskStream,
         receive: Receive,
         send: Send,
@@ -420,7 +390,9 @@ class A2AApp:
         comments, also before its first event (an agent slow to start is not taken for
         a dead server); a client that goes away ends it, so does the server's stop
         (`end_streams`)."""
-        id_json = msgspec.json.encode(id)
+        # each event's data is the JSON-RPC answer around its payload (shared bytes)
+        envelope = answer_body(id, b"")  # (`{...,"result":}`)
+        around = (b"data: " + envelope[:-1], envelope[-1:] + b"\n\n")
         self._streams.add(stream)
         if self._ending:
             stream.cut()
@@ -428,14 +400,14 @@ class A2AApp:
             try:
                 batch = await stream.batch(self.keepalive, _PIECE)
             except RpcError as exc:  # before anything was sent: a plain JSON answer
-                await _plain(send, 200, error_body(exc.to_response(id)), extra)  # type: ignore[arg-type]
+                await _plain(send, 200, error_body(error_answer(id, exc)), extra)
                 return
             await send({"type": "http.response.start", "status": 200, "headers": [*_SSE, *extra]})
             watcher = asyncio.create_task(_watch_disconnect(receive, stream))
             try:
-                await self._events(batch, stream, id_json, send)
+                await self._events(batch, stream, around, send)
             except RpcError as exc:  # after the first event: an SSE event with the error
-                error = error_body(exc.to_response(id))  # type: ignore[arg-type]
+                error = error_body(error_answer(id, exc))
                 body = b"event: error\ndata: " + error + b"\n\n"
                 with contextlib.suppress(OSError):
                     await send({"type": "http.response.body", "body": body, "more_body": True})
@@ -456,13 +428,13 @@ class A2AApp:
         self,
         batch: list[tuple[int | None, bytes]] | None,
         stream: TaskStream,
-        id_json: bytes,
+        around: tuple[bytes, bytes],
         send: Send,
     ) -> None:
         """Write the stream's events from `batch` on until it is over. Cancelled (the
         host gave up waiting for it to end) while it waits for events, it just ends."""
         while batch is not None:
-            for piece in _pieces(batch, id_json) if batch else (_PING,):
+            for piece in _pieces(batch, around) if batch else (_PING,):
                 await send({"type": "http.response.body", "body": piece, "more_body": True})
             try:
                 batch = await stream.batch(self.keepalive, _PIECE)
@@ -523,17 +495,13 @@ def error_body(response: ErrorResponse) -> bytes:
     return encode(response)
 
 
-def _envelope(id: object, result: bytes) -> bytes:
-    return b'{"jsonrpc":"2.0","id":' + msgspec.json.encode(id) + b',"result":' + result + b"}"
-
-
-def _pieces(batch: list[tuple[int | None, bytes]], id_json: bytes) -> Iterator[bytes]:
-    """The SSE events of `batch` (`id: <seq>`, `data: <JSON-RPC response>`) in pieces of
-    at most `_PIECE` bytes: small events together, a large one cut (its payload is the
-    task's shared bytes, copied a piece at a time)."""
+def _pieces(batch: list[tuple[int | None, bytes]], around: tuple[bytes, bytes]) -> Iterator[bytes]:
+    """The SSE events of `batch` (`id: <seq>`, then `around` its payload: `data: <JSON-RPC
+    response>`) in pieces of at most `_PIECE` bytes: small events together, a large one
+    cut (its payload is the task's shared bytes, copied a piece at a time)."""
     buffer = bytearray()
     for seq, payload in batch:
-        head = b'data: {"jsonrpc":"2.0","id":' + id_json + b',"result":'
+        head = around[0]
         if seq is not None:
             head = b"id: %d\n" % seq + head
         if buffer and len(buffer) + len(head) > _PIECE:
@@ -548,7 +516,7 @@ def _pieces(batch: list[tuple[int | None, bytes]], id_json: bytes) -> Iterator[b
             yield bytes(buffer)
             buffer.clear()
         buffer += view
-        buffer += b"}\n\n"
+        buffer += around[1]
     if buffer:
         yield bytes(buffer)
 

@@ -39,11 +39,16 @@ import random
 import socket
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
+from interlink.a2a._lifecycle import ACTIVE
+from interlink.a2a._runtime import LiveTask, spawn
 from interlink.a2a._store import TaskRow, TaskStore
 
-__all__ = ["Member", "Replicas", "SharedStore"]
+if TYPE_CHECKING:
+    from interlink.a2a._server import A2AServer
+
+__all__ = ["Member", "Replicas", "ServerMember", "SharedStore"]
 
 logger = logging.getLogger("interlink.a2a")
 
@@ -204,3 +209,68 @@ class Replicas:
             except Exception:
                 logger.exception("replica maintenance failed; retrying")
             await asyncio.sleep(period * random.uniform(0.8, 1.0))
+
+
+class ServerMember:
+    """An `A2AServer` as a member of its store's hub: what the other replicas' news
+    does to its tasks in memory."""
+
+    def __init__(self, server: A2AServer) -> None:
+        self.server = server
+        self.tenants = server.tenants
+
+    def remote_event(self, tenant: str, task_id: str, seq: int) -> None:
+        """A commit (maybe another replica's) added events up to `seq` to a task."""
+        live = self.server.live.get((tenant, task_id))
+        if live is not None and seq > live.last_seq:
+            live.follow(seq)
+
+    def catch_up_all(self) -> None:
+        """Wake-ups may have been missed: every task in memory reads the log."""
+        for live in self.server.live.values():
+            live.follow()
+
+    async def release(self, live: LiveTask) -> None:
+        """The executor returned with the task waiting for input: its lease goes, so
+        that any replica may take the next message."""
+        if self.server.replicas is not None:
+            await self.server.replicas.store.release_lease(live.tenant, live.task_id)
+
+    def running_tasks(self) -> list[tuple[str, str]]:
+        """The tasks whose executors run here (their leases are renewed)."""
+        return [key for key, live in self.server.live.items() if live.running]
+
+    def lease_lost(self, tenant: str, task_id: str) -> None:
+        """Another replica took the task over (this one was too slow to renew): stop the
+        executor here; what it publishes now would be refused anyway."""
+        live = self.server.live.get((tenant, task_id))
+        if live is not None and live.running and live.runner is not None:
+            logger.warning("task %s: another replica took it over; stopping it here", task_id)
+            live.cancel_requested = True
+            live.runner.cancel()
+
+    def remote_cancel(self, tenant: str, task_id: str) -> None:
+        """Another replica was asked to cancel a task: cancel it if it runs here."""
+        live = self.server.live.get((tenant, task_id))
+        if live is not None and live.running:
+            spawn(self._cancel(live), f"a2a-cancel-{task_id}", self.server._background)
+
+    async def _cancel(self, live: LiveTask) -> None:
+        with self.server._holding(live):
+            try:
+                await self.server._cancel_running(live)
+            except Exception:
+                logger.exception("could not cancel task %s for another replica", live.task_id)
+
+    async def take_over(self, row: TaskRow) -> None:
+        """`row` was running on a replica whose lease expired (it died): fail it with
+        the reason, or re-run it when the executor is resumable."""
+        live = self.server._live(row.tenant, row.task_id, row=row)
+        if live.running:
+            return  # running here after all (this replica's renewal was late)
+        with self.server._holding(live):
+            await live.catch_up()
+            if live.state in ACTIVE:
+                await self.server._recover(
+                    live, "the replica running this task stopped (lease expired)"
+                )

@@ -39,8 +39,8 @@ from interlink.a2a._executor import (
     RequestContext,
     TaskUpdater,
 )
+from interlink.a2a._lifecycle import INTERRUPTED, NEW, TERMINAL, step
 from interlink.a2a._store import (
-    TERMINAL_STATES,
     StoreError,
     TaskLeased,
     TaskRow,
@@ -59,19 +59,25 @@ from interlink.a2a._types import (
 from interlink.jsonrpc import RpcError
 
 __all__ = [
-    "INTERRUPTED_STATES",
     "LiveTask",
     "Sink",
     "Subscription",
     "apply",
     "failure_reason",
     "micros",
+    "spawn",
     "task_row",
 ]
 
 logger = logging.getLogger("interlink.a2a")
 
-INTERRUPTED_STATES = frozenset({"TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"})
+#: the lifecycle's name of each kind of executor event
+_KIND: dict[type[Event], str] = {
+    Task: "task",
+    TaskStatusUpdateEvent: "status",
+    TaskArtifactUpdateEvent: "artifact",
+    Message: "message",
+}
 STAGE_LIMIT = 64
 """Staged artifact updates at most, before `publish` waits for the write."""
 STAGE_BYTES = 1024 * 1024
@@ -85,6 +91,17 @@ class _Staged(NamedTuple):
     waiter: asyncio.Future[None] | None
     """The publisher waiting for this event's fate (None: an artifact update returned
     at once; a failure is then raised to the next `publish`)."""
+
+
+def spawn(
+    job: Coroutine[object, object, None], name: str, keep: set[asyncio.Task[None]] | None
+) -> asyncio.Task[None]:
+    """Run `job` in the background, kept in `keep` (which the server cancels) to its end."""
+    task = asyncio.create_task(job, name=name)
+    if keep is not None:
+        keep.add(task)
+        task.add_done_callback(keep.discard)
+    return task
 
 
 def micros(moment: datetime | None) -> int:
@@ -150,10 +167,11 @@ def apply(
     task: Task | None, event: Event, context: RequestContext
 ) -> tuple[Task, list[StreamResponse]]:
     """The task after `event`, and the stream events to log. Raises
-    `InvalidEventSequence` for an event that cannot follow."""
+    `InvalidEventSequence` for an event that cannot follow (`_lifecycle.TABLE`)."""
+    kind = _KIND[type(event)]
+    target = event.status.state if isinstance(event, Task | TaskStatusUpdateEvent) else ""
+    step(NEW if task is None else str(task.status.state), kind, target)
     if task is None:
-        if isinstance(event, Message):
-            raise InvalidEventSequence("a direct message is handled before any task exists")
         if isinstance(event, Task):
             if event.id not in ("", context.task_id) or event.context_id not in (
                 "",
@@ -179,13 +197,7 @@ def apply(
         )
         task, events = apply(first, event, context)
         return task, [StreamResponse(task=first), *events]
-    state = str(task.status.state)
-    if state in TERMINAL_STATES:
-        raise InvalidEventSequence(f"the task is already {state}; no event may follow")
-    if isinstance(event, Message):
-        raise InvalidEventSequence("a message cannot follow task events; use a status message")
-    if isinstance(event, Task):
-        raise InvalidEventSequence("a Task can only be the first event")
+    assert not isinstance(event, Message | Task)  # (the table refuses them here)
     if event.task_id not in ("", task.id) or event.context_id not in ("", task.context_id):
         raise InvalidEventSequence("the event's ids differ from the task's")
     if isinstance(event, TaskStatusUpdateEvent):
@@ -266,9 +278,7 @@ class Subscription:
         """The next event, or `None` when the stream is over."""
         while True:
             if self.items:
-                item = self.items.popleft()
-                self.queued_bytes -= len(item[1])
-                return item
+                return self.next_ready()
             if self.closed:
                 return None
             self.ready.clear()
@@ -424,10 +434,7 @@ class LiveTask:
 
     def _write_soon(self) -> None:
         if self._writer is None or self._writer.done():
-            self._writer = asyncio.create_task(self._write(), name=f"a2a-write-{self.task_id}")
-            if self.background is not None:
-                self.background.add(self._writer)
-                self._writer.add_done_callback(self.background.discard)
+            self._writer = spawn(self._write(), f"a2a-write-{self.task_id}", self.background)
 
     async def flush(self) -> None:
         """Until every event published so far is stored; raises what became of events
@@ -567,7 +574,7 @@ class LiveTask:
         for seq, payload in events:
             for sub in self.subscriptions:
                 sub.push(seq, payload)
-        if self.state in TERMINAL_STATES:
+        if self.state in TERMINAL:
             for sub in self.subscriptions:
                 sub.close()
             runner = self.runner
@@ -588,10 +595,7 @@ class LiveTask:
         if self._follower is not None and not self._follower.done():
             self._follow_again = True
             return
-        self._follower = asyncio.create_task(self._follow(), name=f"a2a-follow-{self.task_id}")
-        if self.background is not None:
-            self.background.add(self._follower)
-            self._follower.add_done_callback(self.background.discard)
+        self._follower = spawn(self._follow(), f"a2a-follow-{self.task_id}", self.background)
 
     async def _follow(self) -> None:
         delay = 0.05
@@ -670,7 +674,7 @@ class LiveTask:
         for offset, payload in enumerate(payloads):
             for sub in self.subscriptions:
                 sub.push(first_seq + offset, payload)
-        if self.state in TERMINAL_STATES:
+        if self.state in TERMINAL:
             for sub in self.subscriptions:
                 sub.close()
         self._notify()
@@ -722,7 +726,7 @@ class LiveTask:
                     await self._finish(context)
                 except Exception:
                     logger.exception("could not finish task %s", self.task_id)
-                if self.on_interrupted is not None and self.state in INTERRUPTED_STATES:
+                if self.on_interrupted is not None and self.state in INTERRUPTED:
                     try:
                         await self.on_interrupted(self)  # (also when finishing failed)
                     except Exception:
@@ -755,15 +759,15 @@ class LiveTask:
         if self._head is None and self.direct_message is None:
             self.failure = exc
             self._notify()
-        elif self._head is not None and self._head_state not in TERMINAL_STATES:
+        elif self._head is not None and self._head_state not in TERMINAL:
             updater = TaskUpdater(context, Sink(self, context))
             await updater.failed(reason)
 
     async def _finish(self, context: RequestContext) -> None:
         head = self._head
-        if self.cancel_requested and head is not None and self._head_state not in TERMINAL_STATES:
+        if self.cancel_requested and head is not None and self._head_state not in TERMINAL:
             await TaskUpdater(context, Sink(self, context)).cancel()
-        if head is not None and self._head_state not in TERMINAL_STATES | INTERRUPTED_STATES:
+        if head is not None and self._head_state not in TERMINAL | INTERRUPTED:
             await self._fail(
                 context, "the agent returned without finishing the task", RuntimeError()
             )
@@ -774,7 +778,7 @@ class LiveTask:
     def _end_streams(self) -> None:
         """The executor returned: streams that end at an interruption end now."""
         for sub in list(self.subscriptions):
-            if sub.close_on_interrupt or self.task is None or self.state in TERMINAL_STATES:
+            if sub.close_on_interrupt or self.task is None or self.state in TERMINAL:
                 sub.close()
 
     def subscribe(

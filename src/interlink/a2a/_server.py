@@ -1,9 +1,10 @@
-"""The A2A request handler: every JSON-RPC method of the 1.0 binding, transport-free.
+"""The A2A request handler: every method of the 1.0 service, free of any binding.
 
-`A2AServer` takes decoded params and a `Call` (who is asking, for which tenant, with
-which extensions) and returns typed results, or async iterators of
-`(sequence number, StreamResponse bytes)` for the streaming methods. The HTTP layer
-(`_http`) turns those into JSON-RPC responses and Server-Sent Events.
+Each method of the generated table (`_methods.METHODS`) has its handler here, named by
+the table: `handler(params, call)` takes the decoded params and a `Call` (who is asking,
+for which tenant, with which extensions, from which event on) and returns the method's
+result type, or a `TaskStream` for the streaming methods. A binding (JSON-RPC over HTTP
+in `_http`) decodes, looks the handler up and encodes; the handlers know no wire format.
 
 Rules (DECISIONS.md): follow-ups take the context id from the task (both given and
 different: -32602); unknown or invisible task: -32001; message to a terminal task:
@@ -19,7 +20,7 @@ import base64
 import binascii
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import msgspec
@@ -40,19 +41,18 @@ from interlink.a2a._executor import (
     TaskUpdater,
     new_id,
 )
+from interlink.a2a._lifecycle import ACTIVE, INTERRUPTED, TERMINAL, refusal, step
 from interlink.a2a._push import PushDelivery, check_url
-from interlink.a2a._replicas import Replicas, SharedStore
+from interlink.a2a._replicas import Replicas, ServerMember, SharedStore
 from interlink.a2a._runtime import (
-    INTERRUPTED_STATES,
     LiveTask,
     Sink,
     Subscription,
     micros,
     no_answer,
+    spawn,
 )
 from interlink.a2a._store import (
-    ACTIVE_STATES,
-    TERMINAL_STATES,
     TaskLeased,
     TaskRow,
     TaskStore,
@@ -63,6 +63,8 @@ from interlink.a2a._types import (
     AgentCard,
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
+    Empty,
+    GetExtendedAgentCardRequest,
     GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
     ListTaskPushNotificationConfigsRequest,
@@ -80,7 +82,7 @@ from interlink.a2a._types import (
     TaskState,
 )
 
-__all__ = ["A2AServer", "Authorize", "Call", "owner_only"]
+__all__ = ["A2AServer", "Authorize", "Call", "Handler", "owner_only"]
 
 logger = logging.getLogger("interlink.a2a")
 
@@ -101,6 +103,12 @@ class Call:
     tenant: str = ""
     extensions: frozenset[str] = frozenset()
     headers: Mapping[str, str] = field(default_factory=dict)
+    #: the sequence number of the last event the client has (SSE: `Last-Event-ID`)
+    last_event_id: int | None = None
+
+
+Handler = Callable[[msgspec.Struct, Call], Awaitable[msgspec.Struct | TaskStream]]
+"""A method's handler, as a binding calls it (`getattr(server, method.handler)`)."""
 
 
 class A2AServer:
@@ -149,6 +157,8 @@ class A2AServer:
         self.cancel_wait = cancel_wait
         #: the hub of the shared store, once started (None: this process is alone)
         self.replicas: Replicas | None = None
+        #: this server as a member of the hub (it answers the other replicas' news)
+        self._member: ServerMember | None = None
         self._background: set[asyncio.Task[None]] = set()
 
     # -- lifecycle --------------------------------------------------------------------
@@ -164,27 +174,19 @@ class A2AServer:
         if isinstance(self.store, SharedStore):
             # Other replicas may be running the active tasks: only those whose lease
             # expired are taken over (by the hub's sweeps, the first one right away).
+            self._member = ServerMember(self)
             self.replicas = await Replicas.join(
-                self.store, self, lease_ttl=self.lease_ttl, retention=self.retention
+                self.store, self._member, lease_ttl=self.lease_ttl, retention=self.retention
             )
             return
         for row in await self.store.active():
             if row.tenant not in self.tenants:
                 continue  # another tenant's agent (sharing the store) takes care of it
             live = self._live(row.tenant, row.task_id, row=row)
-            context = _context_of(live, Call(principal=row.owner, tenant=row.tenant))
-            if self.executor.resumable:
-                live.start(self.executor, context)
-                self._evict_when_idle(live)
-            else:
-                await TaskUpdater(context, Sink(live, context, durable=True)).failed(
-                    "the server stopped while this task was running"
-                )
-                self._evict(live)
+            await self._recover(live, "the server stopped while this task was running")
+            self._evict(live)  # (unless it runs again)
         if self.retention is not None:  # (replicas: the hub prunes, once per store)
-            pruner = asyncio.create_task(self._prune_forever(self.retention), name="a2a-prune")
-            self._background.add(pruner)
-            pruner.add_done_callback(self._background.discard)
+            spawn(self._prune_forever(self.retention), "a2a-prune", self._background)
 
     async def _prune_forever(self, retention: float) -> None:
         """Retention: every `retention / 10` (1 s to 1 h), drop the event logs of the
@@ -209,9 +211,9 @@ class A2AServer:
     async def shutdown(self) -> None:
         """Stop running executors (a resumable one is re-run at the next start, any
         other fails with the reason), end every stream, close the store."""
-        if self.replicas is not None:  # first: no take-over may start a runner now
-            await self.replicas.leave(self)
-            self.replicas = None
+        if self.replicas is not None and self._member is not None:  # first: no take-over
+            await self.replicas.leave(self._member)  # may start a runner now
+            self.replicas = self._member = None
         runners = []
         for live in self.live.values():
             if live.runner is not None:
@@ -236,80 +238,16 @@ class A2AServer:
             await self.push.stop()
         await _close_shared(self.store)
 
-    # -- other replicas (the hub calls these) ------------------------------------------
-
-    def remote_event(self, tenant: str, task_id: str, seq: int) -> None:
-        """A commit (maybe another replica's) added events up to `seq` to a task."""
-        live = self.live.get((tenant, task_id))
-        if live is not None and seq > live.last_seq:
-            live.follow(seq)
-
-    def catch_up_all(self) -> None:
-        """Wake-ups may have been missed: every task in memory reads the log."""
-        for live in self.live.values():
-            live.follow()
-
-    async def _release(self, live: LiveTask) -> None:
-        """The executor returned with the task waiting for input: its lease goes, so
-        that any replica may take the next message."""
-        if self.replicas is not None:
-            await self.replicas.store.release_lease(live.tenant, live.task_id)
-
-    def running_tasks(self) -> list[tuple[str, str]]:
-        """The tasks whose executors run here (their leases are renewed)."""
-        return [key for key, live in self.live.items() if live.running]
-
-    def lease_lost(self, tenant: str, task_id: str) -> None:
-        """Another replica took the task over (this one was too slow to renew): stop the
-        executor here; what it publishes now would be refused anyway."""
-        live = self.live.get((tenant, task_id))
-        if live is not None and live.running and live.runner is not None:
-            logger.warning("task %s: another replica took it over; stopping it here", task_id)
-            live.cancel_requested = True
-            live.runner.cancel()
-
-    def remote_cancel(self, tenant: str, task_id: str) -> None:
-        """Another replica was asked to cancel a task: cancel it if it runs here."""
-        live = self.live.get((tenant, task_id))
-        if live is None or not live.running:
+    async def _recover(self, live: LiveTask, reason: str) -> None:
+        """A task whose executor's process stopped while it ran: re-run it when the
+        executor is resumable, else fail it with `reason`."""
+        context = _context_of(live)
+        if self.executor.resumable:
+            live.start(self.executor, context)
+            self._evict_when_idle(live)
             return
-        task = asyncio.create_task(self._cancel_here(live), name=f"a2a-cancel-{task_id}")
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
-    async def _cancel_here(self, live: LiveTask) -> None:
-        live.users += 1
-        try:
-            await self._cancel_running(live, Call(principal=live.owner, tenant=live.tenant))
-        except Exception:
-            logger.exception("could not cancel task %s for another replica", live.task_id)
-        finally:
-            live.users -= 1
-            self._evict(live)
-
-    async def take_over(self, row: TaskRow) -> None:
-        """`row` was running on a replica whose lease expired (it died): fail it with
-        the reason, or re-run it when the executor is resumable."""
-        live = self._live(row.tenant, row.task_id, row=row)
-        if live.running:
-            return  # running here after all (this replica's renewal was late)
-        live.users += 1
-        try:
-            await live.catch_up()
-            if live.state not in ACTIVE_STATES:
-                return
-            context = _context_of(live, Call(principal=row.owner, tenant=row.tenant))
-            if self.executor.resumable:
-                live.start(self.executor, context)
-                self._evict_when_idle(live)
-                return
-            with contextlib.suppress(InvalidEventSequence):  # it ended meanwhile
-                await TaskUpdater(context, Sink(live, context, durable=True)).failed(
-                    "the replica running this task stopped (lease expired)"
-                )
-        finally:
-            live.users -= 1
-            self._evict(live)
+        with contextlib.suppress(InvalidEventSequence):  # it ended meanwhile
+            await TaskUpdater(context, Sink(live, context, durable=True)).failed(reason)
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -334,7 +272,7 @@ class A2AServer:
                 row=row,
                 on_append=None if self.push is None else self.push.wake,
                 background=self._background,
-                on_interrupted=None if self.replicas is None else self._release,
+                on_interrupted=None if self._member is None else self._member.release,
                 expose_errors=self.expose_errors,
             )
             self.live[key] = live
@@ -346,30 +284,28 @@ class A2AServer:
         if not live.running:
             # what happened since the row was read (another follow-up may have finished
             # it meanwhile; another replica may have worked on it)
-            await self._catch_up_held(live)
-        if live.running and live.runner is not None and live.state in INTERRUPTED_STATES:
+            with self._holding(live, evict=False):  # (no stream's end evicts it meanwhile)
+                await live.catch_up()
+        if live.running and live.runner is not None and live.state in INTERRUPTED:
             # it asked for input and is returning right now: let it finish first
             with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(live.runner), 2.0)
-        if live.state in TERMINAL_STATES:  # it finished meanwhile
-            raise UnsupportedOperation(
-                f"task {live.task_id} is {live.state}; it takes no more messages",
-                taskId=live.task_id,
-            )
-        if live.running or live.users or live.state in ACTIVE_STATES:
-            # (active and not running here: another replica runs it)
-            raise UnsupportedOperation(
-                f"task {live.task_id} is still working; send when it asks for input",
-                taskId=live.task_id,
-            )
+        state = live.state  # (it may have finished meanwhile)
+        if (live.running or live.users) and state not in TERMINAL:
+            state = TaskState.TASK_STATE_WORKING  # an executor or a request has it now
+        step(state, "send", task_id=live.task_id)  # (active: another replica runs it)
 
-    async def _catch_up_held(self, live: LiveTask) -> None:
-        """`live.catch_up()`, holding the task meanwhile (no stream's end evicts it)."""
+    @contextlib.contextmanager
+    def _holding(self, live: LiveTask, *, evict: bool = True) -> Iterator[None]:
+        """Hold `live` for the block (no stream's end evicts it, no other request starts
+        its executor), then let go of it (and forget it if idle, unless not `evict`)."""
         live.users += 1
         try:
-            await live.catch_up()
+            yield
         finally:
             live.users -= 1
+            if evict:
+                self._evict(live)
 
     def _evict(self, live: LiveTask) -> None:
         """Forget an idle task (no executor, no stream, no request holding it); only this
@@ -392,22 +328,6 @@ class A2AServer:
             raise TaskNotFound(f"Task {task_id!r} not found", taskId=task_id)
         return row
 
-    @classmethod
-    def _history_asked(cls, configuration: SendMessageConfiguration | None) -> int | None:
-        """The `historyLength` of a send's configuration (None: all of it)."""
-        if configuration is None:
-            return None
-        return cls._history_length(configuration.history_length, "historyLength")
-
-    @staticmethod
-    def _history_length(value: int | msgspec.UnsetType, field: str) -> int | None:
-        if value is msgspec.UNSET:
-            return None
-        assert isinstance(value, int)
-        if value < 0:
-            raise bad_request([(field, "must not be negative")])
-        return value
-
     @staticmethod
     def _shape(task: Task, history: int | None, *, artifacts: bool = True) -> Task:
         changes: dict[str, object] = {}
@@ -421,16 +341,18 @@ class A2AServer:
 
     async def _begin(
         self, params: SendMessageRequest, call: Call
-    ) -> tuple[LiveTask, RequestContext]:
+    ) -> tuple[LiveTask, RequestContext, int | None]:
+        """Check a send and hold its task (new, or the one it follows up) until `_start`:
+        the task, the executor's context and the history length asked (None: all)."""
         message = params.message
         _check_message(message)
         _check_ids(
             ("message.messageId", message.message_id), ("message.contextId", message.context_id)
         )
         configuration = params.configuration
-        inline = None
+        inline = history = None
         if configuration is not None:
-            self._history_length(configuration.history_length, "configuration.historyLength")
+            history = _history_length(configuration.history_length, "configuration.historyLength")
             inline = configuration.task_push_notification_config
             if inline is not None:
                 self._require_push()
@@ -443,11 +365,8 @@ class A2AServer:
                 raise bad_request(
                     [("message.contextId", f"differs from the task's context {row.context_id!r}")]
                 )
-            if row.state in TERMINAL_STATES:
-                raise UnsupportedOperation(
-                    f"task {row.task_id} is {row.state}; it takes no more messages",
-                    taskId=row.task_id,
-                )
+            if row.state in TERMINAL:
+                step(row.state, "send", task_id=row.task_id)
             live = self._live(call.tenant, row.task_id, row=row)
             try:
                 await self._takes_a_follow_up(live)
@@ -460,22 +379,9 @@ class A2AServer:
             live = self._live(call.tenant, task_id, owner=call.principal, context_id=context_id)
         live.users += 1
         try:
-            message = msgspec.structs.replace(
-                message,
-                task_id=task_id,
-                context_id=context_id,
-            )
-            context = RequestContext(
-                message=message,
-                task_id=task_id,
-                context_id=context_id,
-                task=live.task,
-                principal=call.principal,
-                tenant=call.tenant,
-                extensions=call.extensions,
-                headers=call.headers,
-                configuration=configuration,
-                metadata=params.metadata,
+            message = msgspec.structs.replace(message, task_id=task_id, context_id=context_id)
+            context = _context_of(
+                live, call, message, configuration=configuration, metadata=params.metadata
             )
             if live.task is not None:
                 await self._add_follow_up(live, message)
@@ -488,10 +394,9 @@ class A2AServer:
                 else:  # stored with the task, once the agent makes one
                     live.pending_push.append((stored.id, _codec.encode(stored)))
         except BaseException:
-            live.users -= 1
-            self._evict(live)
+            self._let_go(live)
             raise
-        return live, context
+        return live, context, history
 
     async def _add_follow_up(self, live: LiveTask, message: Message) -> None:
         """The follow-up's message joins the task. Among replicas the write is strict:
@@ -515,7 +420,7 @@ class A2AServer:
             await asyncio.sleep(delay)
             delay = min(delay * 2, 0.2)
             await live.catch_up()
-            if live.state not in INTERRUPTED_STATES:
+            if live.state not in INTERRUPTED:
                 break
         raise UnsupportedOperation(
             f"task {live.task_id} took another message meanwhile; send when it asks for"
@@ -526,24 +431,17 @@ class A2AServer:
     def _start(self, live: LiveTask, context: RequestContext) -> None:
         """Start the executor of a task `_begin` holds, and let go of it."""
         live.start(self.executor, context)
-        live.users -= 1
+        self._let_go(live)
         self._evict_when_idle(live)
 
+    def _let_go(self, live: LiveTask) -> None:
+        live.users -= 1
+        self._evict(live)
+
     async def send_message(self, params: SendMessageRequest, call: Call) -> SendMessageResponse:
-        live, history = await self._send(params, call)
-        return self._send_response(live, history)
-
-    async def send_message_json(self, params: SendMessageRequest, call: Call) -> bytes:
-        """`send_message`'s answer as ProtoJSON; the task as it was stored, unless its
-        history is cut."""
-        live, history = await self._send(params, call)
-        if history is None and live.direct_message is None and live.task is not None:
-            return b'{"task":' + live.task_json() + b"}"
-        return _codec.encode(self._send_response(live, history))
-
-    async def _send(self, params: SendMessageRequest, call: Call) -> tuple[LiveTask, int | None]:
-        """Start the task and wait until it answers: it, and the history length asked."""
-        live, context = await self._begin(params, call)
+        """Start the task and wait until it answers (ends, asks for input, or, with
+        `returnImmediately`, exists)."""
+        live, context, history = await self._begin(params, call)
         configuration = params.configuration
         immediately = configuration is not None and configuration.return_immediately
         started_at = live.last_seq  # a follow-up's task is already interrupted: wait for news
@@ -554,31 +452,28 @@ class A2AServer:
                 return True
             if task.task is None:
                 return False
-            if immediately or self.answering_now or task.state in TERMINAL_STATES:
+            if immediately or self.answering_now or task.state in TERMINAL:
                 return True
             fresh = task.last_seq > started_at or not task.running
-            return fresh and task.state in INTERRUPTED_STATES
+            return fresh and task.state in INTERRUPTED
 
         await live.wait_for(answered)
         if live.direct_message is None and live.task is None:
             raise no_answer(live.failure, expose=self.expose_errors)
-        return live, self._history_asked(configuration)
-
-    def _send_response(self, live: LiveTask, history: int | None) -> SendMessageResponse:
         if live.direct_message is not None:
             return SendMessageResponse(message=live.direct_message)
         assert live.task is not None
         return SendMessageResponse(task=self._shape(live.task, history))
 
-    async def stream_message(self, params: SendMessageRequest, call: Call) -> TaskStream:
+    async def send_streaming_message(self, params: SendMessageRequest, call: Call) -> TaskStream:
         self._require_streaming()
-        live, context = await self._begin(params, call)
+        live, context, history = await self._begin(params, call)
         sub = self._subscribe(live, close_on_interrupt=True)
         snapshot = None
         if live.task is not None:  # a follow-up: the stream starts with the task
             snapshot = (live.last_seq, live.snapshot_json())
         self._start(live, context)
-        return self._drain(live, sub, snapshot, [], self._history_asked(params.configuration))
+        return TaskStream(self._evict, live, sub, snapshot, [], history)
 
     def _subscribe(self, live: LiveTask, *, close_on_interrupt: bool) -> Subscription:
         return live.subscribe(
@@ -587,28 +482,12 @@ class A2AServer:
             max_bytes=self.stream_queue_bytes,
         )
 
-    def _drain(
-        self,
-        live: LiveTask,
-        sub: Subscription,
-        first: tuple[int | None, bytes] | None,
-        backlog: list[tuple[int, bytes]],
-        history: int | None = None,
-    ) -> TaskStream:
-        return TaskStream(self._evict, live, sub, first, backlog, history)
-
     # -- tasks ----------------------------------------------------------------------------
 
     async def get_task(self, params: GetTaskRequest, call: Call) -> Task:
-        return _codec.decode(Task, await self.get_task_json(params, call))
-
-    async def get_task_json(self, params: GetTaskRequest, call: Call) -> bytes:
-        """`GetTask` as ProtoJSON: the stored snapshot as is, unless history is cut."""
-        history = self._history_length(params.history_length, "historyLength")
+        history = _history_length(params.history_length, "historyLength")
         row = await self._visible(call, params.id, "GetTask")
-        if history is None:
-            return row.task
-        return _codec.encode(self._shape(_codec.decode(Task, row.task), history))
+        return self._shape(_codec.decode(Task, row.task), history)
 
     async def list_tasks(self, params: ListTasksRequest, call: Call) -> ListTasksResponse:
         violations: list[tuple[str, str]] = []
@@ -616,8 +495,7 @@ class A2AServer:
         assert isinstance(page_size, int)
         if not 1 <= page_size <= 100:
             violations.append(("pageSize", "must be between 1 and 100"))
-        if isinstance(params.history_length, int) and params.history_length < 0:
-            violations.append(("historyLength", "must not be negative"))
+        history = _history_length(params.history_length, "historyLength", violations)
         before = None
         if params.page_token:
             before = _decode_token(params.page_token)
@@ -625,7 +503,6 @@ class A2AServer:
                 violations.append(("pageToken", "is not a token this server issued"))
         if violations:
             raise bad_request(violations)
-        history = self._history_length(params.history_length, "historyLength")
         state = None if params.status is TaskState.TASK_STATE_UNSPECIFIED else str(params.status)
         after = None
         if params.status_timestamp_after is not None:
@@ -683,18 +560,16 @@ class A2AServer:
 
     async def cancel_task(self, params: CancelTaskRequest, call: Call) -> Task:
         row = await self._visible(call, params.id, "CancelTask")
-        if row.state == "TASK_STATE_CANCELED":
+        if row.state in TERMINAL:  # (canceled: answered as it is)
+            step(row.state, "cancel", task_id=row.task_id)
             return _codec.decode(Task, row.task)
-        if row.state in TERMINAL_STATES:
-            raise TaskNotCancelable(f"task {row.task_id} is {row.state}", taskId=row.task_id)
         live = self._live(call.tenant, row.task_id, row=row)
-        live.users += 1
         replicas = self.replicas  # (kept: a shutdown meanwhile forgets the hub)
-        try:
+        with self._holding(live):
             asked = False
             if replicas is not None and not live.running:
                 await live.catch_up()
-                if live.state in ACTIVE_STATES:  # running on another replica: ask it
+                if live.state in ACTIVE:  # running on another replica: ask it
                     await self._ask_to_cancel(replicas, live)
                     asked = True
             # If that replica did not answer in time, the cancel is written here unless it
@@ -712,13 +587,10 @@ class A2AServer:
                         ) from None
                 await self._ask_to_cancel(replicas, live)
                 asked = True
-            if live.state != "TASK_STATE_CANCELED":
-                raise TaskNotCancelable(f"task {row.task_id} is {live.state}", taskId=row.task_id)
+            if live.state != TaskState.TASK_STATE_CANCELED:  # (the executor refused)
+                raise refusal(live.state, "cancel", row.task_id)
             assert live.task is not None
             return live.task
-        finally:
-            live.users -= 1
-            self._evict(live)
 
     async def _ask_to_cancel(self, replicas: Replicas, live: LiveTask) -> None:
         """Ask the replica running `live`'s task to cancel it; wait (`cancel_wait` at most)
@@ -726,13 +598,14 @@ class A2AServer:
         await replicas.store.request_cancel(live.tenant, live.task_id)
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self.cancel_wait):
-                await live.wait_for(lambda t: t.state in TERMINAL_STATES)
+                await live.wait_for(lambda t: t.state in TERMINAL)
 
     async def _cancel_running(
-        self, live: LiveTask, call: Call, metadata: dict[str, object] | None = None
+        self, live: LiveTask, call: Call | None = None, metadata: dict[str, object] | None = None
     ) -> None:
-        """Cancel a task `live` holds: its executor's `cancel`, if it runs here, then the
-        CANCELED status unless it ended otherwise."""
+        """Cancel a task `live` holds (for `call`; None: for its owner, as another
+        replica asks): its executor's `cancel`, if it runs here, then the CANCELED
+        status unless it ended otherwise."""
         context = _context_of(live, call, metadata=metadata)
         publisher = Sink(live, context, durable=True)
         try:
@@ -743,37 +616,35 @@ class A2AServer:
                 live.runner.cancel()
                 # (its end, whatever it was; our own cancellation still goes through)
                 await asyncio.wait([live.runner], timeout=10)
-            if live.state not in TERMINAL_STATES:
+            if live.state not in TERMINAL:
                 await TaskUpdater(context, publisher).cancel()
         except InvalidEventSequence:
             pass  # the task reached another terminal state meanwhile
 
-    async def subscribe(
-        self, params: SubscribeToTaskRequest, call: Call, last_event_id: int | None = None
-    ) -> TaskStream:
+    async def subscribe_to_task(self, params: SubscribeToTaskRequest, call: Call) -> TaskStream:
+        """The task's stream from its snapshot on, or after `call.last_event_id` (the
+        events stored since, then the live ones)."""
         self._require_streaming()
+        last_event_id = call.last_event_id
         row = await self._visible(call, params.id, "SubscribeToTask")
-        ended = row.state in TERMINAL_STATES
+        ended = row.state in TERMINAL
         if ended and last_event_id is not None and last_event_id < row.last_seq:
             return await self._replay(call, row, last_event_id)  # it ended while away
-        if row.state in TERMINAL_STATES:
-            raise UnsupportedOperation(
-                f"task {row.task_id} is {row.state}; there is nothing to subscribe to",
-                taskId=row.task_id,
-            )
+        step(row.state, "subscribe", task_id=row.task_id)
         live = self._live(call.tenant, row.task_id, row=row)
         if not live.running:
-            await self._catch_up_held(live)  # it may have ended since `row` was read
-            if live.state in TERMINAL_STATES:
+            with self._holding(live, evict=False):  # it may have ended since `row` was read
+                await live.catch_up()
+            if live.state in TERMINAL:
                 self._evict(live)
-                return await self.subscribe(params, call, last_event_id)  # (it is over)
+                return await self.subscribe_to_task(params, call)  # (it is over)
         sub = self._subscribe(live, close_on_interrupt=False)
         if self.replicas is not None and not live.running:
             live.follow()  # events committed since `row` was read were announced to nobody
         assert live.task is not None
         snapshot = live.snapshot_json()
         if last_event_id is None:
-            return self._drain(live, sub, (live.last_seq, snapshot), [])
+            return TaskStream(self._evict, live, sub, (live.last_seq, snapshot), [])
         try:
             return await self._resumed(call, live, sub, snapshot, last_event_id, live.last_seq)
         except BaseException:
@@ -839,24 +710,19 @@ class A2AServer:
         if reason is not None:
             raise bad_request([("url", reason)])
 
-    async def _put_push(
-        self, call: Call, task_id: str, config: TaskPushNotificationConfig
-    ) -> TaskPushNotificationConfig:
-        await self._check_webhook(config.url)
-        stored = self._push_config(call, task_id, config)
-        await self.store.put_push_config(call.tenant, task_id, stored.id, _codec.encode(stored))
-        return stored
-
-    async def create_push_config(
+    async def create_task_push_notification_config(
         self, params: TaskPushNotificationConfig, call: Call
     ) -> TaskPushNotificationConfig:
         self._require_push()
         if not params.url:
             raise bad_request([("url", "a webhook URL is required")])
         row = await self._visible(call, params.task_id, "CreateTaskPushNotificationConfig")
-        return await self._put_push(call, row.task_id, params)
+        await self._check_webhook(params.url)
+        stored = self._push_config(call, row.task_id, params)
+        await self.store.put_push_config(call.tenant, row.task_id, stored.id, _codec.encode(stored))
+        return stored
 
-    async def get_push_config(
+    async def get_task_push_notification_config(
         self, params: GetTaskPushNotificationConfigRequest, call: Call
     ) -> TaskPushNotificationConfig:
         self._require_push()
@@ -868,7 +734,7 @@ class A2AServer:
             raise TaskNotFound(f"push config {params.id!r} not found", taskId=row.task_id)
         return _codec.decode(TaskPushNotificationConfig, stored)
 
-    async def list_push_configs(
+    async def list_task_push_notification_configs(
         self, params: ListTaskPushNotificationConfigsRequest, call: Call
     ) -> ListTaskPushNotificationConfigsResponse:
         self._require_push()
@@ -878,17 +744,20 @@ class A2AServer:
             configs=[_codec.decode(TaskPushNotificationConfig, c) for _, c in configs]
         )
 
-    async def delete_push_config(
+    async def delete_task_push_notification_config(
         self, params: DeleteTaskPushNotificationConfigRequest, call: Call
-    ) -> None:
+    ) -> Empty:
         self._require_push()
         row = await self._visible(call, params.task_id, "DeleteTaskPushNotificationConfig")
         if _id_problem(params.id) is None:  # (another is in no store: nothing to delete)
             await self.store.delete_push_config(call.tenant, row.task_id, params.id)
+        return Empty()
 
     # -- cards ------------------------------------------------------------------------
 
-    async def get_extended_card(self, call: Call) -> AgentCard:
+    async def get_extended_agent_card(
+        self, params: GetExtendedAgentCardRequest, call: Call
+    ) -> AgentCard:
         if self.card.capabilities.extended_agent_card is not True:
             raise UnsupportedOperation("this agent has no extended card")
         if self.extended_card is None:
@@ -923,6 +792,19 @@ def _check_message(message: Message) -> None:
         raise bad_request(violations)
 
 
+def _history_length(
+    value: int | msgspec.UnsetType, field: str, violations: list[tuple[str, str]] | None = None
+) -> int | None:
+    """`historyLength`: unset = all (None), 0 = none, n = the last n; a negative one is
+    -32602 (added to `violations`, when given, instead of raised)."""
+    if not isinstance(value, int) or value >= 0:
+        return None if value is msgspec.UNSET else value
+    if violations is None:
+        raise bad_request([(field, "must not be negative")])
+    violations.append((field, "must not be negative"))
+    return None
+
+
 def _check_ids(*fields: tuple[str, str]) -> None:
     """-32602 for client-chosen ids no store can hold alike (PostgreSQL's TEXT takes no
     NUL, and its indexes no very long value)."""
@@ -951,22 +833,30 @@ async def _close_shared(store: TaskStore) -> None:
 
 
 def _context_of(
-    live: LiveTask, call: Call, *, metadata: dict[str, object] | None = None
+    live: LiveTask,
+    call: Call | None = None,
+    message: Message | None = None,
+    *,
+    configuration: SendMessageConfiguration | None = None,
+    metadata: dict[str, object] | None = None,
 ) -> RequestContext:
-    """The context of an existing task (for cancel, or a re-run after a restart): its
-    last user message stands for the request."""
-    task = live.task
-    assert task is not None
-    message = next((m for m in reversed(task.history) if str(m.role) == "ROLE_USER"), Message())
+    """The executor's context for `live`'s task and `call` (None: for its owner); without
+    a `message` (a cancel, a re-run after a restart) its last user message stands in."""
+    if message is None:
+        assert live.task is not None
+        history = reversed(live.task.history)
+        message = next((m for m in history if m.role is Role.ROLE_USER), Message())
+    call = call or Call(principal=live.owner, tenant=live.tenant)
     return RequestContext(
         message=message,
-        task_id=task.id,
-        context_id=task.context_id,
-        task=task,
+        task_id=live.task_id,
+        context_id=live.context_id,
+        task=live.task,
         principal=call.principal,
         tenant=call.tenant,
         extensions=call.extensions,
         headers=call.headers,
+        configuration=configuration,
         metadata=metadata,
     )
 

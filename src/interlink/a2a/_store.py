@@ -28,6 +28,9 @@ from typing import Protocol, TypedDict, Unpack
 
 import msgspec
 
+from interlink.a2a._lifecycle import ACTIVE as ACTIVE_STATES
+from interlink.a2a._lifecycle import TERMINAL as TERMINAL_STATES
+
 __all__ = [
     "ACTIVE_STATES",
     "Configs",
@@ -45,11 +48,6 @@ __all__ = [
     "VersionConflict",
     "page_of",
 ]
-
-TERMINAL_STATES = frozenset(
-    {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
-)
-ACTIVE_STATES = frozenset({"TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"})
 
 
 class StoreError(Exception):

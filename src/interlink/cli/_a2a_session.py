@@ -34,6 +34,8 @@ from interlink.a2a import (
     encode,
 )
 from interlink.a2a import types as t
+from interlink.a2a._lifecycle import INTERRUPTED as WAITING
+from interlink.a2a._lifecycle import TERMINAL
 from interlink.cli._a2a_client import (
     AUTH,
     INTERRUPTED,
@@ -48,10 +50,6 @@ __all__ = ["Session", "exit_code_of"]
 
 T = TypeVar("T")
 S = t.TaskState
-TERMINAL = frozenset(
-    {S.TASK_STATE_COMPLETED, S.TASK_STATE_FAILED, S.TASK_STATE_CANCELED, S.TASK_STATE_REJECTED}
-)
-WAITING = frozenset({S.TASK_STATE_INPUT_REQUIRED, S.TASK_STATE_AUTH_REQUIRED})
 _STATE_EXIT = {
     S.TASK_STATE_FAILED: TASK_FAILED,
     S.TASK_STATE_CANCELED: TASK_FAILED,

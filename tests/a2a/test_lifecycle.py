@@ -1,0 +1,141 @@
+"""The task lifecycle table: every (state, event) pair, and `apply` following it."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from interlink.a2a._errors import TaskNotCancelable, TaskNotFound, UnsupportedOperation
+from interlink.a2a._executor import InvalidEventSequence, RequestContext
+from interlink.a2a._lifecycle import (
+    ACTIVE,
+    EVENTS,
+    INTERRUPTED,
+    NEW,
+    REQUESTS,
+    STATES,
+    TABLE,
+    TERMINAL,
+    step,
+)
+from interlink.a2a._runtime import apply
+from interlink.a2a._types import (
+    Artifact,
+    Message,
+    Part,
+    Role,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
+from interlink.jsonrpc import RpcError
+
+S = TaskState
+ALL = [*sorted(STATES), NEW]
+PAIRS = list(itertools.product(ALL, (*EVENTS, *REQUESTS)))
+
+
+def expected(state: str, event: str, target: str) -> str | tuple[type[Exception], int, str]:
+    """The lifecycle, written out again independently of the table."""
+    if event in EVENTS:
+        if state in TERMINAL:
+            return InvalidEventSequence, 0, "no event may follow"
+        if event == "message":
+            return InvalidEventSequence, 0, "message"
+        if event == "task":
+            return target if state == NEW else (InvalidEventSequence, 0, "first event")
+        if event == "status":
+            return target
+        return S.TASK_STATE_SUBMITTED if state == NEW else state
+    if state == NEW:
+        return TaskNotFound, -32001, "not found"
+    if event == "cancel":
+        if state == S.TASK_STATE_CANCELED or state not in TERMINAL:
+            return S.TASK_STATE_CANCELED
+        return TaskNotCancelable, -32002, f"is {state}"
+    if event == "subscribe":
+        if state in TERMINAL:
+            return UnsupportedOperation, -32004, "nothing to subscribe to"
+        return state
+    if state in TERMINAL:
+        return UnsupportedOperation, -32004, "takes no more messages"
+    if state in ACTIVE:
+        return UnsupportedOperation, -32004, "still working"
+    return state
+
+
+def test_the_state_sets() -> None:
+    assert TERMINAL | INTERRUPTED | ACTIVE < STATES
+    assert not (TERMINAL & INTERRUPTED)
+    assert not (TERMINAL & ACTIVE)
+    assert not (INTERRUPTED & ACTIVE)
+    assert {S.TASK_STATE_UNSPECIFIED} == STATES - TERMINAL - INTERRUPTED - ACTIVE
+    assert all(isinstance(state, str) for state in STATES)  # (a store row's state is text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(PAIRS), st.sampled_from(sorted(STATES)))
+def test_every_pair_is_allowed_or_refused_with_its_error(
+    pair: tuple[str, str], target: str
+) -> None:
+    state, event = pair
+    want = expected(state, event, target)
+    if isinstance(want, str):
+        assert (state, event) in TABLE
+        assert step(state, event, target, task_id="t1") == want
+        return
+    assert (state, event) not in TABLE
+    kind, code, words = want
+    with pytest.raises(kind, match=words) as refused:
+        step(state, event, target, task_id="t1")
+    if code:
+        assert isinstance(refused.value, RpcError)
+        assert refused.value.code == code
+
+
+def test_the_walk_covers_every_pair() -> None:
+    assert len(PAIRS) == len(STATES | {NEW}) * 7
+    assert set(TABLE) < set(PAIRS)
+
+
+CONTEXT = RequestContext(
+    message=Message(message_id="m1", role=Role.ROLE_USER, parts=[Part(text="hi")]),
+    task_id="t1",
+    context_id="c1",
+    task=None,
+)
+
+
+def event_of(kind: str, target: str) -> object:
+    status = TaskStatus(state=TaskState(target))
+    if kind == "task":
+        return Task(id="t1", context_id="c1", status=status)
+    if kind == "status":
+        return TaskStatusUpdateEvent(task_id="t1", context_id="c1", status=status)
+    if kind == "artifact":
+        artifact = Artifact(artifact_id="a", parts=[Part(text="x")])
+        return TaskArtifactUpdateEvent(task_id="t1", context_id="c1", artifact=artifact)
+    return Message(message_id="m2", role=Role.ROLE_AGENT, parts=[Part(text="x")])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(EVENTS), st.sampled_from(sorted(STATES))), max_size=8))
+def test_apply_follows_the_table(events: list[tuple[str, str]]) -> None:
+    """Any sequence of executor events: `apply` takes each the table allows, to the
+    state it says, and refuses the first it does not with the table's error."""
+    task: Task | None = None
+    for kind, target in events:
+        state = NEW if task is None else str(task.status.state)
+        event = event_of(kind, target)
+        assert isinstance(event, Message | Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent)
+        if (state, kind) not in TABLE:
+            with pytest.raises(InvalidEventSequence):
+                apply(task, event, CONTEXT)
+            return
+        task, _ = apply(task, event, CONTEXT)
+        assert str(task.status.state) == step(state, kind, target)
