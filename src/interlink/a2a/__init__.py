@@ -60,6 +60,9 @@ from interlink.a2a._executor import (
     new_id,
 )
 from interlink.a2a._http import A2AApp
+from interlink.a2a._lifecycle import ACTIVE as ACTIVE_STATES
+from interlink.a2a._lifecycle import INTERRUPTED as INTERRUPTED_STATES
+from interlink.a2a._lifecycle import TERMINAL as TERMINAL_STATES
 from interlink.a2a._replicas import SharedStore
 from interlink.a2a._server import A2AServer, Authorize, Call, owner_only
 from interlink.a2a._store import StoreError, TaskStore
@@ -68,6 +71,10 @@ from interlink.a2a._store_url import default_store_path, open_store
 from interlink.a2a._tenants import TenantRouter
 
 __all__ = [
+    # the task lifecycle's state sets
+    "ACTIVE_STATES",
+    "INTERRUPTED_STATES",
+    "TERMINAL_STATES",
     # writing an agent
     "AgentExecutor",
     "Event",

@@ -26,6 +26,8 @@ from typing import TypeVar
 
 import msgspec
 
+from interlink.a2a import INTERRUPTED_STATES as WAITING
+from interlink.a2a import TERMINAL_STATES as TERMINAL
 from interlink.a2a import (
     A2AClient,
     StreamEvent,
@@ -34,8 +36,6 @@ from interlink.a2a import (
     encode,
 )
 from interlink.a2a import types as t
-from interlink.a2a._lifecycle import INTERRUPTED as WAITING
-from interlink.a2a._lifecycle import TERMINAL
 from interlink.cli._a2a_client import (
     AUTH,
     INTERRUPTED,
