@@ -89,6 +89,10 @@ def _python_pair(name: str, version: Callable[[], str | None], install: str = ""
     )
 
 
+_FLOOR_AGENT = "bench.acp_peers.floor_agent"
+_OUR_AGENT = "bench.acp_peers.interlink_agent"
+_MIXED = ("our-client", "our-agent")
+
 PAIRS = [
     _python_pair("interlink", lambda: _dist_version("interlink", "interlink")),
     _python_pair("floor", lambda: "asyncio + msgspec"),
@@ -96,6 +100,20 @@ PAIRS = [
         "python-sdk",
         _python_sdk_version,
         f"{sys.executable} -m pip install agent-client-protocol==0.12.1",
+    ),
+    # Mixed pairs: one side ours, the other the floor's, so each side is judged alone
+    # (each against the floor pair: the same agent, or the same client).
+    Pair(
+        "our-client",
+        [sys.executable, "-m", "bench.acp_peers.interlink_client", "--agent", _FLOOR_AGENT],
+        lambda: "interlink client, floor agent",
+        modules=("bench.acp_peers.interlink_client", _FLOOR_AGENT),
+    ),
+    Pair(
+        "our-agent",
+        [sys.executable, "-m", "bench.acp_peers.floor_client", "--agent", _OUR_AGENT],
+        lambda: "floor client, interlink agent",
+        modules=("bench.acp_peers.floor_client", _OUR_AGENT),
     ),
     Pair(
         "ts-sdk",
@@ -207,8 +225,14 @@ def _print_runs(selected: list[Pair], results: dict[str, Result]) -> None:
         ("client peak RSS, MiB (lower is better)", lambda r: r.client_rss_mib, "{:.1f}"),
     ]
     names = [pair.name for pair in selected]
-    others = [name for name in names if name != "interlink"] if "interlink" in names else []
-    header = ["metric", *names, *(f"interlink / {name}" for name in others)]
+    others = [n for n in names if n not in ("interlink", *_MIXED)] if "interlink" in names else []
+    mixed = [name for name in _MIXED if name in names and "floor" in names]
+    header = [
+        "metric",
+        *names,
+        *(f"interlink / {name}" for name in others),
+        *(f"{name} / floor" for name in mixed),
+    ]
     table = []
     for label, metric, fmt in rows:
         values = {name: metric(result) for name, result in results.items() if not result.error}
@@ -218,9 +242,11 @@ def _print_runs(selected: list[Pair], results: dict[str, Result]) -> None:
                 cells.append(fmt.format(values[name]))
             else:
                 cells.append("failed" if name in results else "not installed")
-        for name in others:
-            both = "interlink" in values and name in values
-            cells.append(_ratio(values["interlink"], values[name]) if both else "-")
+        for ours, theirs in [("interlink", name) for name in others] + [
+            (name, "floor") for name in mixed
+        ]:
+            both = ours in values and theirs in values
+            cells.append(_ratio(values[ours], values[theirs]) if both else "-")
         table.append(cells)
     print_table(header, table)
 

@@ -1,6 +1,6 @@
 """The workload every Python client of the ACP benchmark runs (`ts_client.mjs` mirrors it).
 
-A client module supplies `spawn(updates)`: start its agent process (which streams
+A client module supplies `spawn(updates, agent)`: start its agent process (which streams
 `updates` `agent_message_chunk` updates per prompt turn) and return an `Agent` handle.
 `run(spawn)` then measures, in this order: start-up (spawn to `initialize` answered, over
 several spawns), throughput (prompt turns after a warm-up, each turn checked to have had
@@ -47,7 +47,8 @@ class Agent(Protocol):
         ...
 
 
-Spawn = Callable[[int], Awaitable[Agent]]
+Spawn = Callable[[int, str], Awaitable[Agent]]
+"""`spawn(updates, agent_module)`: start the agent and connect the client to it."""
 
 
 async def spawn_python(module: str, updates: int) -> asyncio.subprocess.Process:
@@ -93,14 +94,14 @@ async def _measure(spawn: Spawn, args: argparse.Namespace) -> dict[str, object]:
     for _ in range(args.spawns):
         async with asyncio.timeout(_STARTUP_TIMEOUT):
             start = time.perf_counter()
-            agent = await spawn(args.updates)
+            agent = await spawn(args.updates, args.agent)
             try:
                 await agent.initialize()
                 startup.append(time.perf_counter() - start)
             finally:
                 await agent.aclose()
 
-    agent = await spawn(args.updates)
+    agent = await spawn(args.updates, args.agent)
     try:
         async with asyncio.timeout(_TURNS_TIMEOUT):
             await agent.initialize()
@@ -130,9 +131,13 @@ def _check(turn: int, handled: int, expected: int) -> None:
         raise AssertionError(f"turn {turn}: {handled} updates handled, expected {expected}")
 
 
-def run(spawn: Spawn, argv: list[str] | None = None) -> None:
-    """Parse the client options, measure, print the JSON line."""
+def run(spawn: Spawn, agent: str, argv: list[str] | None = None) -> None:
+    """Parse the client options, measure, print the JSON line.
+
+    `agent` is the module of the client's own agent; `--agent` runs another (a mixed pair).
+    """
     parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--agent", default=agent, help="agent module to spawn")
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--updates", type=int, default=20)
     parser.add_argument("--spawns", type=int, default=5)

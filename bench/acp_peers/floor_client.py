@@ -116,9 +116,9 @@ class FloorAgent:
         await self._task
 
 
-async def spawn(updates: int) -> FloorAgent:
-    return FloorAgent(await _measure.spawn_python("bench.acp_peers.floor_agent", updates))
+async def spawn(updates: int, agent: str) -> FloorAgent:
+    return FloorAgent(await _measure.spawn_python(agent, updates))
 
 
 if __name__ == "__main__":
-    _measure.run(spawn)
+    _measure.run(spawn, "bench.acp_peers.floor_agent")

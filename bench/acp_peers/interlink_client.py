@@ -50,13 +50,13 @@ class InterlinkAgent:
         await self._stack.aclose()
 
 
-async def spawn(updates: int) -> InterlinkAgent:
+async def spawn(updates: int, agent: str) -> InterlinkAgent:
     client = CountingClient()
     stack = AsyncExitStack()
-    command = [sys.executable, "-m", "bench.acp_peers.interlink_agent", "--updates", str(updates)]
+    command = [sys.executable, "-m", agent, "--updates", str(updates)]
     process = await stack.enter_async_context(spawn_agent(command, client))
     return InterlinkAgent(stack, process, client)
 
 
 if __name__ == "__main__":
-    _measure.run(spawn)
+    _measure.run(spawn, "bench.acp_peers.interlink_agent")

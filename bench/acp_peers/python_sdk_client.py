@@ -70,7 +70,7 @@ class PythonSdkAgent:
         await self._stack.aclose()  # closes stdin, waits, then terminates and kills
 
 
-async def spawn(updates: int) -> PythonSdkAgent:
+async def spawn(updates: int, agent: str) -> PythonSdkAgent:
     client = BenchClient()  # type: ignore[abstract, unused-ignore]  # see BenchClient
     stack = contextlib.AsyncExitStack()
     conn, process = await stack.enter_async_context(
@@ -78,7 +78,7 @@ async def spawn(updates: int) -> PythonSdkAgent:
             client,
             sys.executable,
             "-m",
-            "bench.acp_peers.python_sdk_agent",
+            agent,
             "--updates",
             str(updates),
             env=dict(os.environ),
@@ -89,4 +89,4 @@ async def spawn(updates: int) -> PythonSdkAgent:
 
 
 if __name__ == "__main__":
-    _measure.run(spawn)
+    _measure.run(spawn, "bench.acp_peers.python_sdk_agent")
