@@ -9,8 +9,8 @@ import msgspec
 from interlink.acp import convert
 from interlink.acp import schema as s
 from interlink.check._acp_cases_rpc import DECISIONS, error_code, expect_error
-from interlink.check._acp_runner import Ctx, case, session_params, short
-from interlink.check._cases import MUST, SHOULD, Fail, Skip
+from interlink.check._acp_runner import Ctx, register, session_params, short
+from interlink.check._cases import MUST, SHOULD, Cases, Fail, Skip
 from interlink.check._wire import Message
 
 INIT = "protocol/v1/initialization.mdx"
@@ -22,13 +22,6 @@ GATED = DECISIONS.replace("the spec is silent", "the spec binds only the client"
 GATED_SENTENCE = "Capability-gated method that was not advertised -> -32601, on both sides"
 
 
-@case(
-    "init.same-version",
-    "initialize with version 1 is answered with version 1",
-    MUST,
-    INIT,
-    "If the Agent supports the requested version, it MUST respond with the same version.",
-)
 async def same_version(ctx: Ctx) -> str:
     if ctx.probe.init is None:
         raise Fail(ctx.probe.init_problem)
@@ -38,13 +31,6 @@ async def same_version(ctx: Ctx) -> str:
     return "protocolVersion 1"
 
 
-@case(
-    "init.response-schema",
-    "the initialize answer is an InitializeResponse (version, capabilities, auth methods)",
-    MUST,
-    INIT,
-    "The Agent MUST respond with the chosen protocol version and the capabilities it supports.",
-)
 async def response_schema(ctx: Ctx) -> str:
     if ctx.probe.init is None:
         raise Fail(ctx.probe.init_problem)
@@ -55,13 +41,6 @@ async def response_schema(ctx: Ctx) -> str:
     return f"capabilities {short(ctx.probe.caps, 200)}"
 
 
-@case(
-    "init.newer-version",
-    "initialize with a version from the future is answered with the agent's latest",
-    MUST,
-    INIT,
-    "Otherwise, the Agent MUST respond with the latest version it supports.",
-)
 async def newer_version(ctx: Ctx) -> str:
     agent = await ctx.agent(initialized=False)
     answer = await ctx.initialize(agent, version=65535)
@@ -74,13 +53,6 @@ async def newer_version(ctx: Ctx) -> str:
     return f"answered protocolVersion {version}"
 
 
-@case(
-    "init.agent-info",
-    "the agent names itself (agentInfo name and version)",
-    SHOULD,
-    INIT,
-    "It SHOULD also provide a name and version to the Client as well",
-)
 async def agent_info(ctx: Ctx) -> str:
     info = (ctx.probe.init or {}).get("agentInfo")
     if not (isinstance(info, dict) and info.get("name") and info.get("version")):
@@ -88,14 +60,6 @@ async def agent_info(ctx: Ctx) -> str:
     return f"{info['name']} {info['version']}"
 
 
-@case(
-    "init.gate",
-    "a request before initialize is refused (not served)",
-    SHOULD,
-    "protocol/v1/session-setup.mdx and " + DECISIONS,
-    "Before creating a session, Clients MUST first complete the initialization phase to "
-    "establish protocol compatibility and capabilities.",
-)
 async def gate(ctx: Ctx) -> str:
     agent = await ctx.agent(initialized=False)
     rid = await agent.request("session/new", session_params(ctx.options))
@@ -107,13 +71,6 @@ async def gate(ctx: Ctx) -> str:
     return f"refused: {short(answer)}"
 
 
-@case(
-    "auth.methods-schema",
-    "each advertised auth method has an id and a name",
-    MUST,
-    "protocol/v1/authentication.mdx",
-    "Agents advertise available authentication methods in `authMethods`. Every method has an id",
-)
 async def auth_methods(ctx: Ctx) -> str:
     methods = ctx.probe.auth_methods
     if not methods:
@@ -124,14 +81,6 @@ async def auth_methods(ctx: Ctx) -> str:
     return "methods " + ", ".join(str(m["id"]) for m in methods)
 
 
-@case(
-    "auth.required-code",
-    "session/new refused for want of authentication is -32000",
-    SHOULD,
-    "protocol/v1/schema.mdx (ErrorCode)",
-    "-32000 Authentication required: Authentication is required before this operation can be "
-    "performed.",
-)
 async def auth_required(ctx: Ctx) -> str:
     error = ctx.probe.session_error
     if error is None:
@@ -143,14 +92,6 @@ async def auth_required(ctx: Ctx) -> str:
     return f"refused: {short(error)}"
 
 
-@case(
-    "auth.authenticate",
-    "authenticate with an advertised method (--auth) succeeds, then session/new is served",
-    MUST,
-    "protocol/v1/authentication.mdx",
-    "Every method has an `id`, but the Client sends that ID to `authenticate` only for a "
-    "method whose type defines that protocol-driven flow.",
-)
 async def authenticate(ctx: Ctx) -> str:
     if not ctx.probe.auth_methods:
         raise Skip("the agent advertises no authMethods")
@@ -164,25 +105,11 @@ async def authenticate(ctx: Ctx) -> str:
 # -- sessions ------------------------------------------------------------------------------
 
 
-@case(
-    "session.new",
-    "session/new answers a session id",
-    MUST,
-    SETUP,
-    "The Agent MUST respond with a unique Session ID that identifies this conversation",
-)
 async def new_session(ctx: Ctx) -> str:
     agent = await ctx.agent()
     return f"sessionId {await ctx.session(agent, judged=True)!r}"
 
 
-@case(
-    "session.unique",
-    "two sessions get different ids",
-    MUST,
-    SETUP,
-    "The Agent MUST respond with a unique Session ID that identifies this conversation",
-)
 async def unique(ctx: Ctx) -> str:
     agent = await ctx.agent()
     first = await ctx.session(agent, judged=True)
@@ -190,6 +117,85 @@ async def unique(ctx: Ctx) -> str:
     if first == second:
         raise Fail(f"both sessions are {first!r}")
     return f"{first!r} and {second!r}"
+
+
+_SETUP: Cases[Ctx] = {
+    same_version: (
+        "init.same-version",
+        "initialize with version 1 is answered with version 1",
+        MUST,
+        INIT,
+        "If the Agent supports the requested version, it MUST respond with the same version.",
+    ),
+    response_schema: (
+        "init.response-schema",
+        "the initialize answer is an InitializeResponse (version, capabilities, auth methods)",
+        MUST,
+        INIT,
+        "The Agent MUST respond with the chosen protocol version and the capabilities it supports.",
+    ),
+    newer_version: (
+        "init.newer-version",
+        "initialize with a version from the future is answered with the agent's latest",
+        MUST,
+        INIT,
+        "Otherwise, the Agent MUST respond with the latest version it supports.",
+    ),
+    agent_info: (
+        "init.agent-info",
+        "the agent names itself (agentInfo name and version)",
+        SHOULD,
+        INIT,
+        "It SHOULD also provide a name and version to the Client as well",
+    ),
+    gate: (
+        "init.gate",
+        "a request before initialize is refused (not served)",
+        SHOULD,
+        "protocol/v1/session-setup.mdx and " + DECISIONS,
+        "Before creating a session, Clients MUST first complete the initialization phase to "
+        "establish protocol compatibility and capabilities.",
+    ),
+    auth_methods: (
+        "auth.methods-schema",
+        "each advertised auth method has an id and a name",
+        MUST,
+        "protocol/v1/authentication.mdx",
+        "Agents advertise available authentication methods in `authMethods`. Every method has an "
+        "id",
+    ),
+    auth_required: (
+        "auth.required-code",
+        "session/new refused for want of authentication is -32000",
+        SHOULD,
+        "protocol/v1/schema.mdx (ErrorCode)",
+        "-32000 Authentication required: Authentication is required before this operation can be "
+        "performed.",
+    ),
+    authenticate: (
+        "auth.authenticate",
+        "authenticate with an advertised method (--auth) succeeds, then session/new is served",
+        MUST,
+        "protocol/v1/authentication.mdx",
+        "Every method has an `id`, but the Client sends that ID to `authenticate` only for a "
+        "method whose type defines that protocol-driven flow.",
+    ),
+    new_session: (
+        "session.new",
+        "session/new answers a session id",
+        MUST,
+        SETUP,
+        "The Agent MUST respond with a unique Session ID that identifies this conversation",
+    ),
+    unique: (
+        "session.unique",
+        "two sessions get different ids",
+        MUST,
+        SETUP,
+        "The Agent MUST respond with a unique Session ID that identifies this conversation",
+    ),
+}
+register(_SETUP)
 
 
 def expect_not_found(answer: Message, session_id: str) -> str:
@@ -231,13 +237,8 @@ def _register_unknown(name: str, method: str, cap: str | None, extra: dict[str, 
             params["cwd"] = ctx.options.session_cwd
         return expect_not_found(await agent.call(method, params), UNKNOWN_SESSION)
 
-    case(
-        f"session.{name}-unknown",
-        f"{method} of an unknown session is -32002 with data.sessionId",
-        SHOULD,
-        NOT_FOUND,
-        NOT_FOUND_SENTENCE,
-    )(unknown)
+    title = f"{method} of an unknown session is -32002 with data.sessionId"
+    register({unknown: (f"session.{name}-unknown", title, SHOULD, NOT_FOUND, NOT_FOUND_SENTENCE)})
 
 
 for _args in _UNKNOWN_SESSION_CALLS:
@@ -268,26 +269,14 @@ def _register_gate(cap: str, method: str, params: dict[str, object]) -> None:
             sent["cwd"] = ctx.options.session_cwd
         return expect_error(await agent.call(method, sent), -32601)
 
-    case(
-        f"session.{cap}-not-advertised",
-        f"{method}, not advertised, is answered -32601",
-        SHOULD,
-        GATED,
-        GATED_SENTENCE,
-    )(gated)
+    title = f"{method}, not advertised, is answered -32601"
+    register({gated: (f"session.{cap}-not-advertised", title, SHOULD, GATED, GATED_SENTENCE)})
 
 
 for _args2 in _GATES:
     _register_gate(*_args2)
 
 
-@case(
-    "session.list",
-    "session/list answers a sessions array",
-    MUST,
-    "protocol/v1/session-list.mdx",
-    "The Agent MUST respond with a list of sessions and optional pagination metadata",
-)
 async def list_sessions(ctx: Ctx) -> str:
     if not ctx.probe.session_cap("list"):
         raise Skip("sessionCapabilities.list is not advertised")
@@ -305,14 +294,6 @@ async def list_sessions(ctx: Ctx) -> str:
     return f"{len(sessions)} session(s)"
 
 
-@case(
-    "session.close",
-    "session/close of a live session succeeds",
-    MUST,
-    SETUP,
-    "The Agent MUST cancel any ongoing work for that session as if `session/cancel` had been "
-    "called, then free the resources associated with the session.",
-)
 async def close(ctx: Ctx) -> str:
     if not ctx.probe.session_cap("close"):
         raise Skip("sessionCapabilities.close is not advertised")
@@ -324,14 +305,6 @@ async def close(ctx: Ctx) -> str:
     return "closed"
 
 
-@case(
-    "session.delete-unknown",
-    "session/delete of a session that never existed succeeds",
-    SHOULD,
-    "protocol/v1/session-delete.mdx",
-    "Deleting an already-deleted session, or a session that never existed, SHOULD succeed "
-    "silently.",
-)
 async def delete_unknown(ctx: Ctx) -> str:
     if not ctx.probe.session_cap("delete"):
         raise Skip("sessionCapabilities.delete is not advertised")
@@ -342,14 +315,6 @@ async def delete_unknown(ctx: Ctx) -> str:
     return "succeeded"
 
 
-@case(
-    "session.load-replay",
-    "session/load of a session with a turn replays it as session/update before answering",
-    MUST,
-    SETUP,
-    "The Agent MUST replay the entire conversation to the Client in the form of "
-    "`session/update` notifications (like `session/prompt`).",
-)
 async def load_replay(ctx: Ctx) -> str:
     if ctx.probe.caps.get("loadSession") is not True:
         raise Skip("loadSession is not advertised")
@@ -373,14 +338,6 @@ async def load_replay(ctx: Ctx) -> str:
     return f"{len(replayed)} session/update replayed, then the answer"
 
 
-@case(
-    "session.resume-no-replay",
-    "session/resume answers without replaying the conversation",
-    MUST,
-    SETUP,
-    "Unlike `session/load`, the Agent MUST NOT replay the conversation history via "
-    "`session/update` notifications before responding.",
-)
 async def resume(ctx: Ctx) -> str:
     if not ctx.probe.session_cap("resume"):
         raise Skip("sessionCapabilities.resume is not advertised")
@@ -395,3 +352,47 @@ async def resume(ctx: Ctx) -> str:
     if replayed:
         raise Fail(f"{len(replayed)} session/update before the answer: {short(replayed[0])}")
     return "resumed, nothing replayed"
+
+
+_LIFECYCLE: Cases[Ctx] = {
+    list_sessions: (
+        "session.list",
+        "session/list answers a sessions array",
+        MUST,
+        "protocol/v1/session-list.mdx",
+        "The Agent MUST respond with a list of sessions and optional pagination metadata",
+    ),
+    close: (
+        "session.close",
+        "session/close of a live session succeeds",
+        MUST,
+        SETUP,
+        "The Agent MUST cancel any ongoing work for that session as if `session/cancel` had been "
+        "called, then free the resources associated with the session.",
+    ),
+    delete_unknown: (
+        "session.delete-unknown",
+        "session/delete of a session that never existed succeeds",
+        SHOULD,
+        "protocol/v1/session-delete.mdx",
+        "Deleting an already-deleted session, or a session that never existed, SHOULD succeed "
+        "silently.",
+    ),
+    load_replay: (
+        "session.load-replay",
+        "session/load of a session with a turn replays it as session/update before answering",
+        MUST,
+        SETUP,
+        "The Agent MUST replay the entire conversation to the Client in the form of "
+        "`session/update` notifications (like `session/prompt`).",
+    ),
+    resume: (
+        "session.resume-no-replay",
+        "session/resume answers without replaying the conversation",
+        MUST,
+        SETUP,
+        "Unlike `session/load`, the Agent MUST NOT replay the conversation history via "
+        "`session/update` notifications before responding.",
+    ),
+}
+register(_LIFECYCLE)

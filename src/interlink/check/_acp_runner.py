@@ -1,7 +1,7 @@
 """How `interlink acp check` runs its cases: the registry, what a case is given, the run.
 
-A case is an async function registered with `@case(...)` together with its metadata (id,
-title, level, the page and sentence it checks). It is given a `Ctx`: the options, what
+A case is an async function its module registers with its `Spec` (id, title, level, the
+page and sentence it checks). It is given a `Ctx`: the options, what
 the probe learnt (the `initialize` answer and a first `session/new`), and `agent()`,
 which starts a fresh agent process for it (each case gets its own; all are killed when
 the case ends). A case returns what it saw (PASS), or raises `Fail` or `Skip`; an agent
@@ -31,7 +31,7 @@ __all__ = [
     "Options",
     "Probe",
     "Skip",
-    "case",
+    "register",
     "load_cases",
     "run_check",
 ]
@@ -85,7 +85,7 @@ class Probe:
 # The report's order of areas.
 _REGISTRY = Registry["Ctx"]("interlink.check._acp_cases_", ("rpc", "session", "config", "turn"))
 CASES = _REGISTRY.entries
-case = _REGISTRY.case
+register = _REGISTRY.register
 load_cases = _REGISTRY.load
 
 
