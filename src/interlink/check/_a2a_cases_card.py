@@ -183,11 +183,16 @@ async def card_cache_control(ctx: Ctx) -> str:
     return f"Cache-Control: {value}"
 
 
+def _required_header(ctx: Ctx, name: str) -> str:
+    """The card response's header `name`, shown as it is; FAIL when it is absent or empty."""
+    value = _header(ctx, name.lower())
+    if not value:
+        raise Fail(f"no {name} header")
+    return f"{name}: {value}"
+
+
 async def card_etag(ctx: Ctx) -> str:
-    etag = _header(ctx, "etag")
-    if not etag:
-        raise Fail("no ETag header")
-    return f"ETag: {etag}"
+    return _required_header(ctx, "ETag")
 
 
 async def card_conditional(ctx: Ctx) -> str:
@@ -201,10 +206,7 @@ async def card_conditional(ctx: Ctx) -> str:
 
 
 async def card_last_modified(ctx: Ctx) -> str:
-    value = _header(ctx, "last-modified")
-    if not value:
-        raise Fail("no Last-Modified header")
-    return f"Last-Modified: {value}"
+    return _required_header(ctx, "Last-Modified")
 
 
 class Unverifiable(Exception):

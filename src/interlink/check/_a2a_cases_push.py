@@ -138,10 +138,15 @@ async def push_list(ctx: Ctx) -> str:
     return f"{len(configs)} config(s)"
 
 
-async def push_delete(ctx: Ctx) -> str:
-    reply, _ = await _step(ctx, "delete")
+async def _succeeded(ctx: Ctx, name: str, what: str) -> None:
+    """FAIL unless the step `name` succeeded; `what` names it in the message."""
+    reply, _ = await _step(ctx, name)
     if reply.error is not None:
-        raise Fail(f"delete: {reply.describe()}")
+        raise Fail(f"{what}: {reply.describe()}")
+
+
+async def push_delete(ctx: Ctx) -> str:
+    await _succeeded(ctx, "delete", "delete")
     gone, _ = await _step(ctx, "get_deleted")
     if gone.error is None:
         raise Fail(f"Get after delete: {gone.describe()}")
@@ -149,9 +154,7 @@ async def push_delete(ctx: Ctx) -> str:
 
 
 async def push_delete_idempotent(ctx: Ctx) -> str:
-    reply, _ = await _step(ctx, "delete_again")
-    if reply.error is not None:
-        raise Fail(f"the second delete: {reply.describe()}")
+    await _succeeded(ctx, "delete_again", "the second delete")
     return "the second delete succeeded"
 
 

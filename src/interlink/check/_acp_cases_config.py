@@ -4,7 +4,7 @@ unknown."""
 from __future__ import annotations
 
 from interlink.check._acp_cases_rpc import DECISIONS, expect_error
-from interlink.check._acp_runner import Ctx, register, short
+from interlink.check._acp_runner import Ctx, register, short, succeeded
 from interlink.check._cases import MUST, SHOULD, Cases, Fail, Skip
 from interlink.check._wire import Message
 
@@ -30,8 +30,7 @@ async def set_mode(ctx: Ctx) -> str:
         raise Fail(f"currentModeId {current!r} is not among availableModes {ids}")
     target = next((i for i in ids if i != current), ids[0])
     answer = await agent.call("session/set_mode", {"sessionId": session, "modeId": target})
-    if "result" not in answer:
-        raise Fail(f"set_mode {target!r} failed: {short(answer)}")
+    succeeded(answer, f"set_mode {target!r} failed")
     return f"mode {current!r} -> {target!r}"
 
 

@@ -7,7 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from interlink.check._acp_runner import Ctx, initialize_params, register, session_params, short
+from interlink.check._acp_runner import (
+    Ctx,
+    initialize_params,
+    register,
+    session_params,
+    short,
+    succeeded,
+)
 from interlink.check._cases import MUST, SHOULD, Cases, Fail, Skip
 from interlink.check._report import Level
 from interlink.check._wire import AgentUnderTest, Message, is_response, same_id
@@ -370,13 +377,11 @@ async def ext_meta(ctx: Ctx) -> str:
     meta = {"_meta": {"interlink.check/meta": {"n": 1}, "traceparent": "00-0-0-00"}}
     rid = await agent.request("initialize", initialize_params(**meta))
     answer = await agent.response(rid, within=ctx.options.startup)
-    if "result" not in answer:
-        raise Fail(f"initialize with _meta: {short(answer)}")
+    succeeded(answer, "initialize with _meta")
     if ctx.probe.session is None:
         return "initialize with _meta served (session/new fails here even without _meta)"
     answer = await agent.call("session/new", session_params(ctx.options, **meta))
-    if "result" not in answer:
-        raise Fail(f"session/new with _meta: {short(answer)}")
+    succeeded(answer, "session/new with _meta")
     return "initialize and session/new with _meta served"
 
 

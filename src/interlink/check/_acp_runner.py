@@ -72,6 +72,11 @@ class Probe:
         session = self.caps.get("sessionCapabilities")
         return isinstance(session, dict) and session.get(name) is not None
 
+    def need_session_cap(self, name: str) -> None:
+        """SKIP unless the agent advertises `sessionCapabilities.<name>`."""
+        if not self.session_cap(name):
+            raise Skip(f"sessionCapabilities.{name} is not advertised")
+
     def prompt_cap(self, name: str) -> bool:
         prompt = self.caps.get("promptCapabilities")
         return isinstance(prompt, dict) and prompt.get(name) is True
@@ -102,8 +107,7 @@ class Ctx:
         await agent.start()
         if initialized:
             answer = await self.initialize(agent)
-            if "result" not in answer:
-                raise Fail(f"initialize failed: {short(answer)}")
+            succeeded(answer, "initialize failed")
         return agent
 
     async def initialize(
@@ -162,6 +166,12 @@ def initialize_params(version: object = PROTOCOL_VERSION, **extra: object) -> Me
 
 def session_params(options: Options, **extra: object) -> Message:
     return {"cwd": options.session_cwd, "mcpServers": [], **extra}
+
+
+def succeeded(answer: Message, what: str) -> None:
+    """FAIL, with `what` and the answer, unless `answer` is a result."""
+    if "result" not in answer:
+        raise Fail(f"{what}: {short(answer)}")
 
 
 def short(value: object, limit: int = 300) -> str:
