@@ -17,7 +17,7 @@ from interlink.a2a import (
     verify_signature,
 )
 from interlink.a2a import types as t
-from interlink.check._a2a_runner import Ctx, register
+from interlink.check._a2a_runner import Ctx
 from interlink.check._a2a_wire import Json, Refused
 from interlink.check._cases import MAY, MUST, SHOULD, Cases, Fail, Skip
 
@@ -361,4 +361,3 @@ CASES: Cases[Ctx] = {
         "Canonicalization Scheme (JCS) as defined in [RFC 8785]",
     ),
 }
-register(CASES)

@@ -7,7 +7,7 @@ import uuid
 
 from interlink.check._a2a_cases_card import UNKNOWN_TASK
 from interlink.check._a2a_cases_stream import KINDS, is_terminal
-from interlink.check._a2a_runner import TERMINAL, Ctx, expect_code, register, state_of, text
+from interlink.check._a2a_runner import TERMINAL, Ctx, expect_code, state_of, text
 from interlink.check._a2a_wire import Delivery, Json, Reply
 from interlink.check._cases import MUST, SHOULD, Cases, Fail, Skip
 
@@ -330,4 +330,4 @@ CASES: Cases[Ctx] = {
         "in [`PushNotificationConfig.authentication`](#432-authenticationinfo)",
     ),
 }
-register(CASES, slow={push_delivery, push_delivery_payload, push_delivery_auth})
+SLOW = {push_delivery, push_delivery_payload, push_delivery_auth}

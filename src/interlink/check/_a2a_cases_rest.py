@@ -18,7 +18,6 @@ from interlink.check._a2a_runner import (
     Ctx,
     message,
     objects,
-    register,
     state_of,
     text,
 )
@@ -328,7 +327,6 @@ CASES: Cases[Ctx] = {
         "Return semantically equivalent results for the same requests",
     ),
 }
-register(CASES)
 
 
 async def _by_rpc(ctx: Ctx, url: str, task_id: str) -> tuple[Json, str]:

@@ -10,7 +10,7 @@ import httpx
 from interlink.a2a import ValidationError, decode
 from interlink.a2a import types as t
 from interlink.check._a2a_cases_card import JSONRPC, UNKNOWN_TASK, interfaces
-from interlink.check._a2a_runner import Ctx, expect_code, register, text
+from interlink.check._a2a_runner import Ctx, expect_code, text
 from interlink.check._a2a_wire import Json, Reply
 from interlink.check._cases import MAY, MUST, SHOULD, Cases, Fail, Skip
 
@@ -306,4 +306,3 @@ CASES: Cases[Ctx] = {
         "[`ExtendedAgentCardNotConfiguredError`](#332-error-handling).",
     ),
 }
-register(CASES)

@@ -12,7 +12,6 @@ from interlink.check._a2a_runner import (
     Ctx,
     expect_code,
     message,
-    register,
     state_of,
     text,
 )
@@ -322,4 +321,4 @@ CASES: Cases[Ctx] = {
         "resume without gaps",
     ),
 }
-register(CASES, slow={subscribe_task_first, subscribe_resume})
+SLOW = {subscribe_task_first, subscribe_resume}

@@ -15,7 +15,6 @@ from interlink.check._a2a_runner import (
     Ctx,
     expect_code,
     objects,
-    register,
     state_of,
     text,
 )
@@ -455,4 +454,4 @@ CASES: Cases[Ctx] = {
         "accessible.",
     ),
 }
-register(CASES, slow={send_return_immediately, cancel_working, cancel_idempotent})
+SLOW = {send_return_immediately, cancel_working, cancel_idempotent}

@@ -4,7 +4,7 @@ unknown."""
 from __future__ import annotations
 
 from interlink.check._acp_cases_rpc import DECISIONS, expect_error
-from interlink.check._acp_runner import Ctx, register, short, succeeded
+from interlink.check._acp_runner import Ctx, short, succeeded
 from interlink.check._cases import MUST, SHOULD, Cases, Fail, Skip
 from interlink.check._wire import Message
 
@@ -142,4 +142,3 @@ CASES: Cases[Ctx] = {
         "The `id` of the configuration option to change",
     ),
 }
-register(CASES)

@@ -10,12 +10,11 @@ from dataclasses import dataclass
 from interlink.check._acp_runner import (
     Ctx,
     initialize_params,
-    register,
     session_params,
     short,
     succeeded,
 )
-from interlink.check._cases import MUST, SHOULD, Cases, Fail, Skip
+from interlink.check._cases import MUST, SHOULD, Cases, Fail, Skip, each
 from interlink.check._report import Level
 from interlink.check._wire import AgentUnderTest, Message, is_response, same_id
 
@@ -227,7 +226,7 @@ _BAD_INPUTS = [
 ]
 
 
-def _register_bad_input(bad: BadInput) -> None:
+def _bad_input(bad: BadInput) -> Cases[Ctx]:
     async def answer(ctx: Ctx) -> str:
         assert bad.judge is not None
         agent = await ctx.agent()
@@ -239,14 +238,13 @@ def _register_bad_input(bad: BadInput) -> None:
         await agent.send_raw(bad.data)
         return await alive(agent)
 
-    if bad.judge is not None:
-        register({answer: (f"rpc.{bad.name}", bad.title, bad.level, bad.page, bad.sentence)})
     survives = (f"still serving after {bad.what}", bad.survival, JSONRPC_REPLY)
-    register({survival: (f"process.survives-{bad.name}", *survives, JSONRPC_REPLY_SENTENCE)})
-
-
-for _bad in _BAD_INPUTS:
-    _register_bad_input(_bad)
+    cases: Cases[Ctx] = {
+        survival: (f"process.survives-{bad.name}", *survives, JSONRPC_REPLY_SENTENCE)
+    }
+    if bad.judge is None:
+        return cases
+    return {answer: (f"rpc.{bad.name}", bad.title, bad.level, bad.page, bad.sentence)} | cases
 
 
 # -- framing that is valid ---------------------------------------------------------------
@@ -278,32 +276,6 @@ async def multibyte(ctx: Ctx) -> str:
     return _any_answer(await agent.response("ü-🚀"))
 
 
-_FRAMING: Cases[Ctx] = {
-    crlf: (
-        "rpc.crlf",
-        "a request ended by CRLF is answered (CR is JSON whitespace)",
-        MUST,
-        JSONRPC_REPLY,
-        JSONRPC_REPLY_SENTENCE,
-    ),
-    large_line: (
-        "rpc.large-line",
-        "a 1 MiB request line is answered",
-        SHOULD,
-        JSONRPC_REPLY,
-        JSONRPC_REPLY_SENTENCE,
-    ),
-    multibyte: (
-        "rpc.multibyte",
-        "a request with multi-byte UTF-8, written split inside a character, is answered",
-        MUST,
-        "protocol/v1/transports.mdx",
-        "JSON-RPC messages MUST be UTF-8 encoded.",
-    ),
-}
-register(_FRAMING)
-
-
 _IDS: list[tuple[str, object]] = [
     ("string", "id-ü-1"),
     ("zero", 0),
@@ -318,7 +290,9 @@ _ID_SAME = (
 )
 
 
-def _register_id(name: str, rid: object) -> None:
+def _id(row: tuple[str, object]) -> Cases[Ctx]:
+    name, rid = row
+
     async def echo(ctx: Ctx) -> str:
         agent = await ctx.agent()
         await agent.request("_interlink.check/id", id=rid)
@@ -327,13 +301,7 @@ def _register_id(name: str, rid: object) -> None:
             raise Fail(f"sent id {rid!r}, the answer has id {answer.get('id')!r}")
         return f"id {rid!r} echoed"
 
-    register(
-        {echo: (f"rpc.id-{name}", f"a {name} id is echoed exactly", MUST, JSONRPC_ID, _ID_SAME)}
-    )
-
-
-for _name, _rid in _IDS:
-    _register_id(_name, _rid)
+    return {echo: (f"rpc.id-{name}", f"a {name} id is echoed exactly", MUST, JSONRPC_ID, _ID_SAME)}
 
 
 async def notifications_unanswered(ctx: Ctx) -> str:
@@ -417,6 +385,29 @@ async def exit_on_eof(ctx: Ctx) -> str:
 
 
 CASES: Cases[Ctx] = {
+    **each(_bad_input, _BAD_INPUTS),
+    crlf: (
+        "rpc.crlf",
+        "a request ended by CRLF is answered (CR is JSON whitespace)",
+        MUST,
+        JSONRPC_REPLY,
+        JSONRPC_REPLY_SENTENCE,
+    ),
+    large_line: (
+        "rpc.large-line",
+        "a 1 MiB request line is answered",
+        SHOULD,
+        JSONRPC_REPLY,
+        JSONRPC_REPLY_SENTENCE,
+    ),
+    multibyte: (
+        "rpc.multibyte",
+        "a request with multi-byte UTF-8, written split inside a character, is answered",
+        MUST,
+        "protocol/v1/transports.mdx",
+        "JSON-RPC messages MUST be UTF-8 encoded.",
+    ),
+    **each(_id, _IDS),
     notifications_unanswered: (
         "rpc.notifications-unanswered",
         "notifications (known, unknown, extension) are never answered",
@@ -479,4 +470,3 @@ CASES: Cases[Ctx] = {
         "cleanly.",
     ),
 }
-register(CASES)

@@ -9,8 +9,8 @@ import msgspec
 from interlink.acp import convert
 from interlink.acp import schema as s
 from interlink.check._acp_cases_rpc import DECISIONS, error_code, expect_error
-from interlink.check._acp_runner import Ctx, register, session_params, short, succeeded
-from interlink.check._cases import MUST, SHOULD, Cases, Fail, Skip
+from interlink.check._acp_runner import Ctx, session_params, short, succeeded
+from interlink.check._cases import MUST, SHOULD, Cases, Fail, Skip, each
 from interlink.check._wire import Message
 
 INIT = "protocol/v1/initialization.mdx"
@@ -119,7 +119,150 @@ async def unique(ctx: Ctx) -> str:
     return f"{first!r} and {second!r}"
 
 
-_SETUP: Cases[Ctx] = {
+def expect_not_found(answer: Message, session_id: str) -> str:
+    detail = expect_error(answer, -32002)
+    error = answer.get("error")
+    data = error.get("data") if isinstance(error, dict) else None
+    if not (isinstance(data, dict) and data.get("sessionId") == session_id):
+        raise Fail(f"-32002 without data.sessionId {session_id!r}: {short(answer)}")
+    return detail
+
+
+_UNKNOWN_SESSION_CALLS: list[tuple[str, str, str | None, dict[str, object]]] = [
+    ("prompt", "session/prompt", None, {"prompt": [{"type": "text", "text": "hi"}]}),
+    ("load", "session/load", "load", {"mcpServers": []}),
+    ("resume", "session/resume", "resume", {"mcpServers": []}),
+    ("close", "session/close", "close", {}),
+    ("set-mode", "session/set_mode", "modes", {"modeId": "x"}),
+    (
+        "set-config-option",
+        "session/set_config_option",
+        "configOptions",
+        {"configId": "x", "value": "x"},
+    ),
+]
+
+
+def _unknown(row: tuple[str, str, str | None, dict[str, object]]) -> Cases[Ctx]:
+    name, method, cap, extra = row
+
+    async def unknown(ctx: Ctx) -> str:
+        if cap == "load" and ctx.probe.caps.get("loadSession") is not True:
+            raise Skip("loadSession is not advertised")
+        if cap in ("modes", "configOptions"):
+            if not (ctx.probe.session or {}).get(cap):
+                raise Skip(f"session/new returned no {cap}")
+        elif cap not in (None, "load"):
+            ctx.probe.need_session_cap(cap)
+        agent = await ctx.agent()
+        params: dict[str, object] = {"sessionId": UNKNOWN_SESSION, **extra}
+        if method in ("session/load", "session/resume"):
+            params["cwd"] = ctx.options.session_cwd
+        return expect_not_found(await agent.call(method, params), UNKNOWN_SESSION)
+
+    title = f"{method} of an unknown session is -32002 with data.sessionId"
+    return {unknown: (f"session.{name}-unknown", title, SHOULD, NOT_FOUND, NOT_FOUND_SENTENCE)}
+
+
+_GATES: list[tuple[str, str, dict[str, object]]] = [
+    ("load", "session/load", {"sessionId": UNKNOWN_SESSION, "mcpServers": []}),
+    ("list", "session/list", {}),
+    ("resume", "session/resume", {"sessionId": UNKNOWN_SESSION, "mcpServers": []}),
+    ("close", "session/close", {"sessionId": UNKNOWN_SESSION}),
+    ("delete", "session/delete", {"sessionId": UNKNOWN_SESSION}),
+]
+
+
+def _gate(row: tuple[str, str, dict[str, object]]) -> Cases[Ctx]:
+    cap, method, params = row
+
+    async def gated(ctx: Ctx) -> str:
+        advertised = (
+            ctx.probe.caps.get("loadSession") is True
+            if cap == "load"
+            else ctx.probe.session_cap(cap)
+        )
+        if advertised:
+            raise Skip(f"{cap} is advertised")
+        agent = await ctx.agent()
+        sent = dict(params)
+        if "mcpServers" in sent:
+            sent["cwd"] = ctx.options.session_cwd
+        return expect_error(await agent.call(method, sent), -32601)
+
+    title = f"{method}, not advertised, is answered -32601"
+    return {gated: (f"session.{cap}-not-advertised", title, SHOULD, GATED, GATED_SENTENCE)}
+
+
+async def list_sessions(ctx: Ctx) -> str:
+    ctx.probe.need_session_cap("list")
+    agent = await ctx.agent()
+    answer = await agent.call("session/list", {})
+    if error_code(answer) == -32000:
+        raise Skip(f"the agent wants authentication first ({short(answer, 150)}); pass --auth")
+    result = answer.get("result")
+    sessions = result.get("sessions") if isinstance(result, dict) else None
+    if not isinstance(sessions, list):
+        raise Fail(f"no sessions array: {short(answer)}")
+    bad = [x for x in sessions if not (isinstance(x, dict) and isinstance(x.get("sessionId"), str))]
+    if bad:
+        raise Fail(f"a listed session without sessionId: {short(bad[0])}")
+    return f"{len(sessions)} session(s)"
+
+
+async def close(ctx: Ctx) -> str:
+    ctx.probe.need_session_cap("close")
+    agent = await ctx.agent()
+    session = await ctx.session(agent)
+    answer = await agent.call("session/close", {"sessionId": session})
+    succeeded(answer, "session/close failed")
+    return "closed"
+
+
+async def delete_unknown(ctx: Ctx) -> str:
+    ctx.probe.need_session_cap("delete")
+    agent = await ctx.agent()
+    answer = await agent.call("session/delete", {"sessionId": UNKNOWN_SESSION})
+    succeeded(answer, "refused")
+    return "succeeded"
+
+
+async def load_replay(ctx: Ctx) -> str:
+    if ctx.probe.caps.get("loadSession") is not True:
+        raise Skip("loadSession is not advertised")
+    words = ctx.need_prompt()
+    agent = await ctx.agent()
+    session = await ctx.session(agent)
+    prompt = [{"type": "text", "text": words}]
+    turn = await agent.call("session/prompt", {"sessionId": session, "prompt": prompt})
+    succeeded(turn, "the turn to replay failed")
+    params = {"sessionId": session, "cwd": ctx.options.session_cwd, "mcpServers": []}
+    seen = len(agent.messages)
+    rid = await agent.request("session/load", params)
+    answer = await agent.response(rid)
+    succeeded(answer, "session/load of a live session failed")
+    before = agent.messages[seen : agent.messages.index(answer)]
+    replayed = [m for m in before if m.get("method") == "session/update"]
+    if not replayed:
+        raise Fail("no session/update of the conversation before the answer to session/load")
+    return f"{len(replayed)} session/update replayed, then the answer"
+
+
+async def resume(ctx: Ctx) -> str:
+    ctx.probe.need_session_cap("resume")
+    agent = await ctx.agent()
+    session = await ctx.session(agent)
+    seen = len(agent.messages)
+    params = {"sessionId": session, "cwd": ctx.options.session_cwd, "mcpServers": []}
+    answer = await agent.call("session/resume", params)
+    succeeded(answer, "session/resume of a live session failed")
+    replayed = [m for m in agent.messages[seen:] if m.get("method") == "session/update"]
+    if replayed:
+        raise Fail(f"{len(replayed)} session/update before the answer: {short(replayed[0])}")
+    return "resumed, nothing replayed"
+
+
+CASES: Cases[Ctx] = {
     same_version: (
         "init.same-version",
         "initialize with version 1 is answered with version 1",
@@ -194,158 +337,8 @@ _SETUP: Cases[Ctx] = {
         SETUP,
         "The Agent MUST respond with a unique Session ID that identifies this conversation",
     ),
-}
-register(_SETUP)
-
-
-def expect_not_found(answer: Message, session_id: str) -> str:
-    detail = expect_error(answer, -32002)
-    error = answer.get("error")
-    data = error.get("data") if isinstance(error, dict) else None
-    if not (isinstance(data, dict) and data.get("sessionId") == session_id):
-        raise Fail(f"-32002 without data.sessionId {session_id!r}: {short(answer)}")
-    return detail
-
-
-_UNKNOWN_SESSION_CALLS: list[tuple[str, str, str | None, dict[str, object]]] = [
-    ("prompt", "session/prompt", None, {"prompt": [{"type": "text", "text": "hi"}]}),
-    ("load", "session/load", "load", {"mcpServers": []}),
-    ("resume", "session/resume", "resume", {"mcpServers": []}),
-    ("close", "session/close", "close", {}),
-    ("set-mode", "session/set_mode", "modes", {"modeId": "x"}),
-    (
-        "set-config-option",
-        "session/set_config_option",
-        "configOptions",
-        {"configId": "x", "value": "x"},
-    ),
-]
-
-
-def _register_unknown(name: str, method: str, cap: str | None, extra: dict[str, object]) -> None:
-    async def unknown(ctx: Ctx) -> str:
-        if cap == "load" and ctx.probe.caps.get("loadSession") is not True:
-            raise Skip("loadSession is not advertised")
-        if cap in ("modes", "configOptions"):
-            if not (ctx.probe.session or {}).get(cap):
-                raise Skip(f"session/new returned no {cap}")
-        elif cap not in (None, "load"):
-            ctx.probe.need_session_cap(cap)
-        agent = await ctx.agent()
-        params: dict[str, object] = {"sessionId": UNKNOWN_SESSION, **extra}
-        if method in ("session/load", "session/resume"):
-            params["cwd"] = ctx.options.session_cwd
-        return expect_not_found(await agent.call(method, params), UNKNOWN_SESSION)
-
-    title = f"{method} of an unknown session is -32002 with data.sessionId"
-    register({unknown: (f"session.{name}-unknown", title, SHOULD, NOT_FOUND, NOT_FOUND_SENTENCE)})
-
-
-for _args in _UNKNOWN_SESSION_CALLS:
-    _register_unknown(*_args)
-
-
-_GATES: list[tuple[str, str, dict[str, object]]] = [
-    ("load", "session/load", {"sessionId": UNKNOWN_SESSION, "mcpServers": []}),
-    ("list", "session/list", {}),
-    ("resume", "session/resume", {"sessionId": UNKNOWN_SESSION, "mcpServers": []}),
-    ("close", "session/close", {"sessionId": UNKNOWN_SESSION}),
-    ("delete", "session/delete", {"sessionId": UNKNOWN_SESSION}),
-]
-
-
-def _register_gate(cap: str, method: str, params: dict[str, object]) -> None:
-    async def gated(ctx: Ctx) -> str:
-        advertised = (
-            ctx.probe.caps.get("loadSession") is True
-            if cap == "load"
-            else ctx.probe.session_cap(cap)
-        )
-        if advertised:
-            raise Skip(f"{cap} is advertised")
-        agent = await ctx.agent()
-        sent = dict(params)
-        if "mcpServers" in sent:
-            sent["cwd"] = ctx.options.session_cwd
-        return expect_error(await agent.call(method, sent), -32601)
-
-    title = f"{method}, not advertised, is answered -32601"
-    register({gated: (f"session.{cap}-not-advertised", title, SHOULD, GATED, GATED_SENTENCE)})
-
-
-for _args2 in _GATES:
-    _register_gate(*_args2)
-
-
-async def list_sessions(ctx: Ctx) -> str:
-    ctx.probe.need_session_cap("list")
-    agent = await ctx.agent()
-    answer = await agent.call("session/list", {})
-    if error_code(answer) == -32000:
-        raise Skip(f"the agent wants authentication first ({short(answer, 150)}); pass --auth")
-    result = answer.get("result")
-    sessions = result.get("sessions") if isinstance(result, dict) else None
-    if not isinstance(sessions, list):
-        raise Fail(f"no sessions array: {short(answer)}")
-    bad = [x for x in sessions if not (isinstance(x, dict) and isinstance(x.get("sessionId"), str))]
-    if bad:
-        raise Fail(f"a listed session without sessionId: {short(bad[0])}")
-    return f"{len(sessions)} session(s)"
-
-
-async def close(ctx: Ctx) -> str:
-    ctx.probe.need_session_cap("close")
-    agent = await ctx.agent()
-    session = await ctx.session(agent)
-    answer = await agent.call("session/close", {"sessionId": session})
-    succeeded(answer, "session/close failed")
-    return "closed"
-
-
-async def delete_unknown(ctx: Ctx) -> str:
-    ctx.probe.need_session_cap("delete")
-    agent = await ctx.agent()
-    answer = await agent.call("session/delete", {"sessionId": UNKNOWN_SESSION})
-    succeeded(answer, "refused")
-    return "succeeded"
-
-
-async def load_replay(ctx: Ctx) -> str:
-    if ctx.probe.caps.get("loadSession") is not True:
-        raise Skip("loadSession is not advertised")
-    words = ctx.need_prompt()
-    agent = await ctx.agent()
-    session = await ctx.session(agent)
-    prompt = [{"type": "text", "text": words}]
-    turn = await agent.call("session/prompt", {"sessionId": session, "prompt": prompt})
-    succeeded(turn, "the turn to replay failed")
-    params = {"sessionId": session, "cwd": ctx.options.session_cwd, "mcpServers": []}
-    seen = len(agent.messages)
-    rid = await agent.request("session/load", params)
-    answer = await agent.response(rid)
-    succeeded(answer, "session/load of a live session failed")
-    before = agent.messages[seen : agent.messages.index(answer)]
-    replayed = [m for m in before if m.get("method") == "session/update"]
-    if not replayed:
-        raise Fail("no session/update of the conversation before the answer to session/load")
-    return f"{len(replayed)} session/update replayed, then the answer"
-
-
-async def resume(ctx: Ctx) -> str:
-    ctx.probe.need_session_cap("resume")
-    agent = await ctx.agent()
-    session = await ctx.session(agent)
-    seen = len(agent.messages)
-    params = {"sessionId": session, "cwd": ctx.options.session_cwd, "mcpServers": []}
-    answer = await agent.call("session/resume", params)
-    succeeded(answer, "session/resume of a live session failed")
-    replayed = [m for m in agent.messages[seen:] if m.get("method") == "session/update"]
-    if replayed:
-        raise Fail(f"{len(replayed)} session/update before the answer: {short(replayed[0])}")
-    return "resumed, nothing replayed"
-
-
-_LIFECYCLE: Cases[Ctx] = {
+    **each(_unknown, _UNKNOWN_SESSION_CALLS),
+    **each(_gate, _GATES),
     list_sessions: (
         "session.list",
         "session/list answers a sessions array",
@@ -386,4 +379,3 @@ _LIFECYCLE: Cases[Ctx] = {
         "`session/update` notifications before responding.",
     ),
 }
-register(_LIFECYCLE)

@@ -13,7 +13,7 @@ import msgspec
 from interlink.acp import convert
 from interlink.acp import schema as s
 from interlink.check._acp_cases_rpc import error_code, expect_error
-from interlink.check._acp_runner import Ctx, register, short
+from interlink.check._acp_runner import Ctx, short
 from interlink.check._cases import MUST, SHOULD, Cases, Fail, Skip
 from interlink.check._wire import AgentUnderTest, Message, is_response, reject_outcome, same_id
 
@@ -282,4 +282,3 @@ CASES: Cases[Ctx] = {
         "request with the `cancelled` stop reason.",
     ),
 }
-register(CASES)

@@ -1,6 +1,6 @@
 """How `interlink acp check` runs its cases: the registry, what a case is given, the run.
 
-A case is an async function its module registers with its `Spec` (id, title, level, the
+A case is an async function listed in its module's `CASES` with its `Spec` (id, title, level, the
 page and sentence it checks). It is given a `Ctx`: the options, what
 the probe learnt (the `initialize` answer and a first `session/new`), and `agent()`,
 which starts a fresh agent process for it (each case gets its own; all are killed when
@@ -31,7 +31,6 @@ __all__ = [
     "Options",
     "Probe",
     "Skip",
-    "register",
     "load_cases",
     "run_check",
 ]
@@ -90,7 +89,6 @@ class Probe:
 # The report's order of areas.
 _REGISTRY = Registry["Ctx"]("interlink.check._acp_cases_", ("rpc", "session", "config", "turn"))
 CASES = _REGISTRY.entries
-register = _REGISTRY.register
 load_cases = _REGISTRY.load
 
 

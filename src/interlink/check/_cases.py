@@ -1,9 +1,9 @@
 """What both checkers' cases are: the registry of case tables, `Fail` and `Skip`, and how
 one case's run becomes a `Result`.
 
-A case is an async function of its checker's context. Each module registers its cases as
-one table from the function to its `Spec` (id, title, level, the page and sentence it
-checks): the catalogue reads as data next to the code and survives `python -OO`. A case
+A case is an async function of its checker's context. Each module declares its cases as
+one table, `CASES`, from the function to its `Spec` (id, title, level, the page and
+sentence it checks): the catalogue reads as data next to the code and survives `-OO`. A case
 returns what it saw (PASS) or raises `Fail` (the target broke the rule) or `Skip` (the
 case cannot be asked of this target); the checker maps its own transport errors (no
 answer in time, a dropped connection) to an outcome, and any other exception is an
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -36,6 +36,7 @@ __all__ = [
 MUST, SHOULD, MAY = Level.MUST, Level.SHOULD, Level.MAY
 
 C = TypeVar("C")
+R = TypeVar("R")
 
 Spec = tuple[str, str, Level, str, str]
 """A case's id, title, level, the page (or section) it checks and the page's sentence."""
@@ -81,13 +82,20 @@ class Registry(Generic[C]):
             self.entries.append(Entry(case, run, run in slow))
 
     def load(self) -> list[Entry[C]]:
-        """Every case (importing a module registers its cases)."""
-        for module in self._modules:
-            importlib.import_module(module)
+        """Every case: each module's `CASES`, in order (those in its `SLOW` wait longer)."""
+        if not self.entries:
+            for name in self._modules:
+                module = importlib.import_module(name)
+                self.register(module.CASES, slow=getattr(module, "SLOW", ()))
         return self.entries
 
     def selected(self, only: Sequence[str]) -> list[Entry[C]]:
         return [e for e in self.load() if selected(e.case, only)]
+
+
+def each(make: Callable[[R], Cases[C]], rows: Iterable[R]) -> Cases[C]:
+    """The cases `make` makes of each row, in the rows' order (cases made from a table)."""
+    return {run: spec for row in rows for run, spec in make(row).items()}
 
 
 def _no_mapping(exc: Exception) -> tuple[Outcome, str] | None:
