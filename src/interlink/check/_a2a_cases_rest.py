@@ -12,15 +12,7 @@ from interlink.a2a import ValidationError, decode
 from interlink.a2a import types as t
 from interlink.check._a2a_cases_card import HTTP_JSON, JSONRPC, UNKNOWN_TASK, interfaces
 from interlink.check._a2a_cases_stream import KINDS, is_terminal
-from interlink.check._a2a_runner import (
-    INTERRUPTED,
-    TERMINAL,
-    Ctx,
-    message,
-    objects,
-    state_of,
-    text,
-)
+from interlink.check._a2a_runner import INTERRUPTED, TERMINAL, Ctx, message, objects, state_of, text
 from interlink.check._a2a_wire import Json, Reply, SseEvent
 from interlink.check._cases import MUST, SHOULD, Cases, Fail, Skip
 

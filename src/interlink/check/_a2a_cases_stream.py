@@ -7,14 +7,7 @@ import json
 from dataclasses import dataclass, field
 
 from interlink.check._a2a_cases_card import UNKNOWN_TASK
-from interlink.check._a2a_runner import (
-    TERMINAL,
-    Ctx,
-    expect_code,
-    message,
-    state_of,
-    text,
-)
+from interlink.check._a2a_runner import TERMINAL, Ctx, expect_code, message, state_of, text
 from interlink.check._a2a_wire import Json, Reply, SseEvent, Stream
 from interlink.check._cases import MAY, MUST, Cases, Fail, Skip
 

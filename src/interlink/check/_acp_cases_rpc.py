@@ -7,13 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from interlink.check._acp_runner import (
-    Ctx,
-    initialize_params,
-    session_params,
-    short,
-    succeeded,
-)
+from interlink.check._acp_runner import Ctx, initialize_params, session_params, short, succeeded
 from interlink.check._cases import MUST, SHOULD, Cases, Fail, Skip, each
 from interlink.check._report import Level
 from interlink.check._wire import AgentUnderTest, Message, is_response, same_id

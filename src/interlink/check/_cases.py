@@ -30,6 +30,7 @@ __all__ = [
     "Skip",
     "Cases",
     "Spec",
+    "each",
     "run_case",
 ]
 
