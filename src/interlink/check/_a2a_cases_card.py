@@ -17,9 +17,9 @@ from interlink.a2a import (
     verify_signature,
 )
 from interlink.a2a import types as t
-from interlink.check._a2a_runner import Ctx, case
+from interlink.check._a2a_runner import Ctx
 from interlink.check._a2a_wire import Json, Refused
-from interlink.check._cases import MAY, MUST, SHOULD, Fail, Skip
+from interlink.check._cases import MAY, MUST, SHOULD, Cases, Fail, Skip
 
 __all__ = ["probe"]
 
@@ -85,27 +85,12 @@ def _header(ctx: Ctx, name: str) -> str | None:
 # -- the card --------------------------------------------------------------------------
 
 
-@case(
-    "card.served",
-    "the agent card is served at /.well-known/agent-card.json",
-    MUST,
-    "§8.1",
-    "A2A Servers **MUST** make an Agent Card available.",
-)
 async def card_served(ctx: Ctx) -> str:
     if ctx.card_problem:
         raise Fail(ctx.card_problem)
     return f"GET {ctx.card_url}: 200, {len(ctx.card_reply.raw) if ctx.card_reply else 0} bytes"
 
 
-@case(
-    "card.required",
-    "the card has every field the proto marks REQUIRED",
-    MUST,
-    "§5.7",
-    "Fields marked with `[(google.api.field_behavior) = REQUIRED]` indicate that the field "
-    "**MUST** be present and set in valid messages.",
-)
 async def card_required(ctx: Ctx) -> str:
     _card(ctx)
     assert ctx.card_reply is not None
@@ -137,15 +122,6 @@ def _snake_keys(value: object, path: str, out: list[str]) -> None:
             _snake_keys(item, f"{path}.{key}", out)
 
 
-@case(
-    "card.camel_case",
-    "the card's field names are camelCase",
-    MUST,
-    "§5.5",
-    "All JSON serializations of the A2A protocol data model **MUST** use **camelCase** "
-    "naming for field names, not the snake_case convention used in Protocol Buffer "
-    "definitions.",
-)
 async def card_camel_case(ctx: Ctx) -> str:
     found: list[str] = []
     _snake_keys(_card(ctx), "", found)
@@ -154,13 +130,6 @@ async def card_camel_case(ctx: Ctx) -> str:
     return "every field name is camelCase"
 
 
-@case(
-    "card.interfaces",
-    "each declared interface names its binding and an absolute URL, and answers there",
-    MUST,
-    "§8.3.1",
-    "Each interface **MUST** accurately declare its transport protocol and URL",
-)
 async def card_interfaces(ctx: Ctx) -> str:
     entries = interfaces(_card(ctx))
     if not entries:
@@ -199,13 +168,6 @@ async def card_interfaces(ctx: Ctx) -> str:
     return "; ".join(seen)
 
 
-@case(
-    "card.version_format",
-    "protocolVersion is Major.Minor, without a patch number",
-    SHOULD,
-    "§3.6",
-    "Patch version numbers SHOULD NOT be used in requests, responses and Agent Cards",
-)
 async def card_version_format(ctx: Ctx) -> str:
     versions = [str(e.get("protocolVersion")) for e in interfaces(_card(ctx))]
     bad = [v for v in versions if not re.fullmatch(r"\d+\.\d+", v)]
@@ -214,14 +176,6 @@ async def card_version_format(ctx: Ctx) -> str:
     return f"protocolVersion {', '.join(versions)}"
 
 
-@case(
-    "card.cache_control",
-    "the card response has Cache-Control with max-age",
-    SHOULD,
-    "§8.6.1",
-    "Agent Card HTTP endpoints **SHOULD** include a `Cache-Control` response header with a "
-    "`max-age` directive appropriate for the agent's expected update frequency",
-)
 async def card_cache_control(ctx: Ctx) -> str:
     value = _header(ctx, "cache-control")
     if value is None or not re.search(r"(^|[\s,])max-age=\d+", value):
@@ -229,29 +183,18 @@ async def card_cache_control(ctx: Ctx) -> str:
     return f"Cache-Control: {value}"
 
 
-@case(
-    "card.etag",
-    "the card response has an ETag",
-    SHOULD,
-    "§8.6.1",
-    "Agent Card HTTP endpoints **SHOULD** include an `ETag` response header derived from "
-    "the Agent Card's `version` field or a hash of the card content",
-)
+def _required_header(ctx: Ctx, name: str) -> str:
+    """The card response's header `name`, shown as it is; FAIL when it is absent or empty."""
+    value = _header(ctx, name.lower())
+    if not value:
+        raise Fail(f"no {name} header")
+    return f"{name}: {value}"
+
+
 async def card_etag(ctx: Ctx) -> str:
-    etag = _header(ctx, "etag")
-    if not etag:
-        raise Fail("no ETag header")
-    return f"ETag: {etag}"
+    return _required_header(ctx, "ETag")
 
 
-@case(
-    "card.conditional",
-    "a conditional GET with the card's ETag is answered 304 Not Modified",
-    SHOULD,
-    "§8.6",
-    "Servers and clients **SHOULD** use standard HTTP caching mechanisms to reduce "
-    "unnecessary network overhead.",
-)
 async def card_conditional(ctx: Ctx) -> str:
     etag = _header(ctx, "etag")
     if not etag:
@@ -262,18 +205,8 @@ async def card_conditional(ctx: Ctx) -> str:
     return f"If-None-Match {etag}: 304"
 
 
-@case(
-    "card.last_modified",
-    "the card response has Last-Modified",
-    MAY,
-    "§8.6.1",
-    "Agent Card HTTP endpoints **MAY** include a `Last-Modified` response header",
-)
 async def card_last_modified(ctx: Ctx) -> str:
-    value = _header(ctx, "last-modified")
-    if not value:
-        raise Fail("no Last-Modified header")
-    return f"Last-Modified: {value}"
+    return _required_header(ctx, "Last-Modified")
 
 
 class Unverifiable(Exception):
@@ -298,14 +231,6 @@ def _signatures(ctx: Ctx) -> list[tuple[Json, Json]]:
     return out
 
 
-@case(
-    "card.signature",
-    "each card signature is a JWS whose protected header has alg and kid",
-    MUST,
-    "§8.4.2",
-    "The protected header **MUST** include: `alg`: Algorithm used for signing "
-    '(e.g., "ES256", "RS256") [...] `kid`: Key ID for identifying the signing key',
-)
 async def card_signature(ctx: Ctx) -> str:
     found = _signatures(ctx)
     return "; ".join(f"alg {h['alg']}, kid {h['kid']}" for _, h in found)
@@ -329,14 +254,6 @@ async def _key(ctx: Ctx, header: Json) -> Json:
     raise Fail(f"no key {header.get('kid')!r} in the key set at {jku}: {reply.describe()}")
 
 
-@case(
-    "card.signature_valid",
-    "each card signature verifies over the JCS-canonical card without signatures",
-    MUST,
-    "§8.4.1",
-    "Before signing, the Agent Card content **MUST** be canonicalized using the JSON "
-    "Canonicalization Scheme (JCS) as defined in [RFC 8785]",
-)
 async def card_signature_valid(ctx: Ctx) -> str:
     verified, unverifiable = [], []
     for sig, header in _signatures(ctx):
@@ -355,3 +272,92 @@ async def card_signature_valid(ctx: Ctx) -> str:
     if not verified:
         raise Skip("; ".join(unverifiable))
     return "verified: " + ", ".join(verified) + "".join(f"; {u}" for u in unverifiable)
+
+
+CASES: Cases[Ctx] = {
+    card_served: (
+        "card.served",
+        "the agent card is served at /.well-known/agent-card.json",
+        MUST,
+        "§8.1",
+        "A2A Servers **MUST** make an Agent Card available.",
+    ),
+    card_required: (
+        "card.required",
+        "the card has every field the proto marks REQUIRED",
+        MUST,
+        "§5.7",
+        "Fields marked with `[(google.api.field_behavior) = REQUIRED]` indicate that the field "
+        "**MUST** be present and set in valid messages.",
+    ),
+    card_camel_case: (
+        "card.camel_case",
+        "the card's field names are camelCase",
+        MUST,
+        "§5.5",
+        "All JSON serializations of the A2A protocol data model **MUST** use **camelCase** "
+        "naming for field names, not the snake_case convention used in Protocol Buffer "
+        "definitions.",
+    ),
+    card_interfaces: (
+        "card.interfaces",
+        "each declared interface names its binding and an absolute URL, and answers there",
+        MUST,
+        "§8.3.1",
+        "Each interface **MUST** accurately declare its transport protocol and URL",
+    ),
+    card_version_format: (
+        "card.version_format",
+        "protocolVersion is Major.Minor, without a patch number",
+        SHOULD,
+        "§3.6",
+        "Patch version numbers SHOULD NOT be used in requests, responses and Agent Cards",
+    ),
+    card_cache_control: (
+        "card.cache_control",
+        "the card response has Cache-Control with max-age",
+        SHOULD,
+        "§8.6.1",
+        "Agent Card HTTP endpoints **SHOULD** include a `Cache-Control` response header with a "
+        "`max-age` directive appropriate for the agent's expected update frequency",
+    ),
+    card_etag: (
+        "card.etag",
+        "the card response has an ETag",
+        SHOULD,
+        "§8.6.1",
+        "Agent Card HTTP endpoints **SHOULD** include an `ETag` response header derived from "
+        "the Agent Card's `version` field or a hash of the card content",
+    ),
+    card_conditional: (
+        "card.conditional",
+        "a conditional GET with the card's ETag is answered 304 Not Modified",
+        SHOULD,
+        "§8.6",
+        "Servers and clients **SHOULD** use standard HTTP caching mechanisms to reduce "
+        "unnecessary network overhead.",
+    ),
+    card_last_modified: (
+        "card.last_modified",
+        "the card response has Last-Modified",
+        MAY,
+        "§8.6.1",
+        "Agent Card HTTP endpoints **MAY** include a `Last-Modified` response header",
+    ),
+    card_signature: (
+        "card.signature",
+        "each card signature is a JWS whose protected header has alg and kid",
+        MUST,
+        "§8.4.2",
+        "The protected header **MUST** include: `alg`: Algorithm used for signing "
+        '(e.g., "ES256", "RS256") [...] `kid`: Key ID for identifying the signing key',
+    ),
+    card_signature_valid: (
+        "card.signature_valid",
+        "each card signature verifies over the JCS-canonical card without signatures",
+        MUST,
+        "§8.4.1",
+        "Before signing, the Agent Card content **MUST** be canonicalized using the JSON "
+        "Canonicalization Scheme (JCS) as defined in [RFC 8785]",
+    ),
+}

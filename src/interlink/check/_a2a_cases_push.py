@@ -7,9 +7,9 @@ import uuid
 
 from interlink.check._a2a_cases_card import UNKNOWN_TASK
 from interlink.check._a2a_cases_stream import KINDS, is_terminal
-from interlink.check._a2a_runner import TERMINAL, Ctx, case, expect_code, state_of, text
+from interlink.check._a2a_runner import TERMINAL, Ctx, expect_code, state_of, text
 from interlink.check._a2a_wire import Delivery, Json, Reply
-from interlink.check._cases import MUST, SHOULD, Fail, Skip
+from interlink.check._cases import MUST, SHOULD, Cases, Fail, Skip
 
 __all__: list[str] = []
 
@@ -22,15 +22,6 @@ def _need_push(ctx: Ctx) -> None:
         raise Skip("the card does not declare capabilities.pushNotifications")
 
 
-@case(
-    "push.unsupported",
-    "without capabilities.pushNotifications, the push-config calls are -32003",
-    MUST,
-    "§3.3.4",
-    "If `AgentCard.capabilities.pushNotifications` is `false` or not present, operations "
-    "related to push notification configuration (Create, Get, List, Delete) **MUST** return "
-    "[`PushNotificationNotSupportedError`](#332-error-handling).",
-)
 async def push_unsupported(ctx: Ctx) -> str:
     if ctx.capability("pushNotifications"):
         raise Skip("the card declares capabilities.pushNotifications")
@@ -108,15 +99,6 @@ async def _step(ctx: Ctx, name: str) -> tuple[Reply, Json]:
     return steps[name], created
 
 
-@case(
-    "push.private_refused",
-    "a webhook URL on loopback (127.0.0.1) is refused",
-    SHOULD,
-    "§13.2",
-    "Agents **SHOULD** validate webhook URLs to prevent SSRF (Server-Side Request Forgery) "
-    "attacks: - Reject private IP ranges (127.0.0.0/8, 10.0.0.0/8, 172.16.0.0/12, "
-    "192.168.0.0/16)",
-)
 async def push_private_refused(ctx: Ctx) -> str:
     try:
         await ctx.once("push_crud", lambda: _crud(ctx))
@@ -127,13 +109,6 @@ async def push_private_refused(ctx: Ctx) -> str:
     raise Fail("a webhook on 127.0.0.1 was accepted (perhaps allowed by configuration)")
 
 
-@case(
-    "push.create",
-    "CreateTaskPushNotificationConfig returns the config with an id and the URL",
-    MUST,
-    "§3.1.7",
-    "The operation MUST establish a webhook endpoint for task update notifications.",
-)
 async def push_create(ctx: Ctx) -> str:
     _, created = await _step(ctx, "create")
     hook = await ctx.webhook()
@@ -142,14 +117,6 @@ async def push_create(ctx: Ctx) -> str:
     return f"config {created['id']}"
 
 
-@case(
-    "push.get",
-    "GetTaskPushNotificationConfig returns the config (URL included)",
-    MUST,
-    "§3.1.8",
-    "The operation MUST return configuration details including webhook URL and "
-    "notification settings.",
-)
 async def push_get(ctx: Ctx) -> str:
     reply, created = await _step(ctx, "get")
     got = reply.result
@@ -160,13 +127,6 @@ async def push_get(ctx: Ctx) -> str:
     return f"config {got['id']}, url {got['url']}"
 
 
-@case(
-    "push.list",
-    "ListTaskPushNotificationConfigs includes the config",
-    MUST,
-    "§3.1.9",
-    "The operation MUST return all active push notification configurations for the specified task",
-)
 async def push_list(ctx: Ctx) -> str:
     reply, created = await _step(ctx, "list")
     result = reply.result
@@ -178,45 +138,26 @@ async def push_list(ctx: Ctx) -> str:
     return f"{len(configs)} config(s)"
 
 
-@case(
-    "push.delete",
-    "DeleteTaskPushNotificationConfig removes it (a Get afterwards fails)",
-    MUST,
-    "§3.1.10",
-    "The operation MUST permanently remove the specified push notification configuration.",
-)
-async def push_delete(ctx: Ctx) -> str:
-    reply, _ = await _step(ctx, "delete")
+async def _succeeded(ctx: Ctx, name: str, what: str) -> None:
+    """FAIL unless the step `name` succeeded; `what` names it in the message."""
+    reply, _ = await _step(ctx, name)
     if reply.error is not None:
-        raise Fail(f"delete: {reply.describe()}")
+        raise Fail(f"{what}: {reply.describe()}")
+
+
+async def push_delete(ctx: Ctx) -> str:
+    await _succeeded(ctx, "delete", "delete")
     gone, _ = await _step(ctx, "get_deleted")
     if gone.error is None:
         raise Fail(f"Get after delete: {gone.describe()}")
     return f"Get after delete: {gone.describe()}"
 
 
-@case(
-    "push.delete_idempotent",
-    "deleting the deleted config again succeeds",
-    MUST,
-    "§3.1.10",
-    "This operation MUST be idempotent - multiple deletions of the same config have the "
-    "same effect.",
-)
 async def push_delete_idempotent(ctx: Ctx) -> str:
-    reply, _ = await _step(ctx, "delete_again")
-    if reply.error is not None:
-        raise Fail(f"the second delete: {reply.describe()}")
+    await _succeeded(ctx, "delete_again", "the second delete")
     return "the second delete succeeded"
 
 
-@case(
-    "push.unknown_task",
-    "a push config for an unknown task is TaskNotFoundError (-32001)",
-    MUST,
-    "§3.1.7",
-    "[`TaskNotFoundError`](#332-error-handling): The task ID does not exist or is not accessible.",
-)
 async def push_unknown_task(ctx: Ctx) -> str:
     _need_push(ctx)
     reply = await _create(ctx, {"id": UNKNOWN_TASK}, "/unknown")
@@ -269,29 +210,12 @@ async def _delivered(ctx: Ctx) -> tuple[str, list[Delivery]]:
     return task_id, got
 
 
-@case(
-    "push.delivery",
-    "a configured webhook receives the task's updates",
-    MUST,
-    "§4.3.3",
-    "Agents MUST attempt delivery at least once for each configured webhook",
-    slow=True,
-)
 async def push_delivery(ctx: Ctx) -> str:
     task_id, got = await _delivered(ctx)
     shown = "including the terminal state" if any(map(_shows_terminal, got)) else "no final"
     return f"{len(got)} POST(s) for task {task_id}, {shown}"
 
 
-@case(
-    "push.delivery_payload",
-    "each webhook POST is one StreamResponse for the task",
-    MUST,
-    "§4.3.3",
-    "The webhook payload is a [`StreamResponse`](#323-stream-response) object containing "
-    "exactly one of the following:",
-    slow=True,
-)
 async def push_delivery_payload(ctx: Ctx) -> str:
     task_id, got = await _delivered(ctx)
     for delivery in got:
@@ -305,15 +229,6 @@ async def push_delivery_payload(ctx: Ctx) -> str:
     return f"{len(got)} StreamResponse(s)"
 
 
-@case(
-    "push.delivery_auth",
-    "webhook POSTs carry the config's authentication (Authorization: Bearer ...)",
-    MUST,
-    "§13.2",
-    "Agents **MUST** include authentication credentials in webhook requests as specified "
-    "in [`PushNotificationConfig.authentication`](#432-authenticationinfo)",
-    slow=True,
-)
 async def push_delivery_auth(ctx: Ctx) -> str:
     _, got = await _delivered(ctx)
     wrong = [
@@ -324,3 +239,95 @@ async def push_delivery_auth(ctx: Ctx) -> str:
     if wrong:
         raise Fail(f"Authorization headers: {wrong[:3]}")
     return f"Authorization: Bearer <the credentials> on {len(got)} POST(s)"
+
+
+CASES: Cases[Ctx] = {
+    push_unsupported: (
+        "push.unsupported",
+        "without capabilities.pushNotifications, the push-config calls are -32003",
+        MUST,
+        "§3.3.4",
+        "If `AgentCard.capabilities.pushNotifications` is `false` or not present, operations "
+        "related to push notification configuration (Create, Get, List, Delete) **MUST** return "
+        "[`PushNotificationNotSupportedError`](#332-error-handling).",
+    ),
+    push_private_refused: (
+        "push.private_refused",
+        "a webhook URL on loopback (127.0.0.1) is refused",
+        SHOULD,
+        "§13.2",
+        "Agents **SHOULD** validate webhook URLs to prevent SSRF (Server-Side Request Forgery) "
+        "attacks: - Reject private IP ranges (127.0.0.0/8, 10.0.0.0/8, 172.16.0.0/12, "
+        "192.168.0.0/16)",
+    ),
+    push_create: (
+        "push.create",
+        "CreateTaskPushNotificationConfig returns the config with an id and the URL",
+        MUST,
+        "§3.1.7",
+        "The operation MUST establish a webhook endpoint for task update notifications.",
+    ),
+    push_get: (
+        "push.get",
+        "GetTaskPushNotificationConfig returns the config (URL included)",
+        MUST,
+        "§3.1.8",
+        "The operation MUST return configuration details including webhook URL and "
+        "notification settings.",
+    ),
+    push_list: (
+        "push.list",
+        "ListTaskPushNotificationConfigs includes the config",
+        MUST,
+        "§3.1.9",
+        "The operation MUST return all active push notification configurations for the specified "
+        "task",
+    ),
+    push_delete: (
+        "push.delete",
+        "DeleteTaskPushNotificationConfig removes it (a Get afterwards fails)",
+        MUST,
+        "§3.1.10",
+        "The operation MUST permanently remove the specified push notification configuration.",
+    ),
+    push_delete_idempotent: (
+        "push.delete_idempotent",
+        "deleting the deleted config again succeeds",
+        MUST,
+        "§3.1.10",
+        "This operation MUST be idempotent - multiple deletions of the same config have the "
+        "same effect.",
+    ),
+    push_unknown_task: (
+        "push.unknown_task",
+        "a push config for an unknown task is TaskNotFoundError (-32001)",
+        MUST,
+        "§3.1.7",
+        "[`TaskNotFoundError`](#332-error-handling): The task ID does not exist or is not "
+        "accessible.",
+    ),
+    push_delivery: (
+        "push.delivery",
+        "a configured webhook receives the task's updates",
+        MUST,
+        "§4.3.3",
+        "Agents MUST attempt delivery at least once for each configured webhook",
+    ),
+    push_delivery_payload: (
+        "push.delivery_payload",
+        "each webhook POST is one StreamResponse for the task",
+        MUST,
+        "§4.3.3",
+        "The webhook payload is a [`StreamResponse`](#323-stream-response) object containing "
+        "exactly one of the following:",
+    ),
+    push_delivery_auth: (
+        "push.delivery_auth",
+        "webhook POSTs carry the config's authentication (Authorization: Bearer ...)",
+        MUST,
+        "§13.2",
+        "Agents **MUST** include authentication credentials in webhook requests as specified "
+        "in [`PushNotificationConfig.authentication`](#432-authenticationinfo)",
+    ),
+}
+SLOW = {push_delivery, push_delivery_payload, push_delivery_auth}

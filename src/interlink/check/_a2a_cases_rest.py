@@ -12,18 +12,9 @@ from interlink.a2a import ValidationError, decode
 from interlink.a2a import types as t
 from interlink.check._a2a_cases_card import HTTP_JSON, JSONRPC, UNKNOWN_TASK, interfaces
 from interlink.check._a2a_cases_stream import KINDS, is_terminal
-from interlink.check._a2a_runner import (
-    INTERRUPTED,
-    TERMINAL,
-    Ctx,
-    case,
-    message,
-    objects,
-    state_of,
-    text,
-)
+from interlink.check._a2a_runner import INTERRUPTED, TERMINAL, Ctx, message, objects, state_of, text
 from interlink.check._a2a_wire import Json, Reply, SseEvent
-from interlink.check._cases import MUST, SHOULD, Fail, Skip
+from interlink.check._cases import MUST, SHOULD, Cases, Fail, Skip
 
 __all__: list[str] = []
 
@@ -91,13 +82,6 @@ def expect_status(reply: Reply, status: int, reason: str) -> str:
     return f"HTTP {status}, ErrorInfo {reason}"
 
 
-@case(
-    "rest.send",
-    "POST /message:send answers with exactly one of task or message",
-    MUST,
-    "§3.1.1",
-    "The operation MUST return immediately with either task information or response message.",
-)
 async def rest_send(ctx: Ctx) -> str:
     body: Json = {"message": message(ctx.options.prompt)}
     sent = _ok(await rest(ctx, "POST", "/message:send", body), "POST /message:send")
@@ -107,14 +91,6 @@ async def rest_send(ctx: Ctx) -> str:
     return f"a {kinds[0]}"
 
 
-@case(
-    "rest.get",
-    "GET /tasks/{id} returns the task",
-    MUST,
-    "§3.1",
-    "The following operations define the fundamental capabilities that all A2A "
-    "implementations must support",
-)
 async def rest_get(ctx: Ctx) -> str:
     task = await _completed(ctx)
     got = _ok(await rest(ctx, "GET", _task_path(text(task, "id"))), "GET /tasks/{id}")
@@ -123,26 +99,11 @@ async def rest_get(ctx: Ctx) -> str:
     return f"{got['id']} {state_of(got)}"
 
 
-@case(
-    "rest.not_found",
-    "GET /tasks/{unknown} is 404 with ErrorInfo TASK_NOT_FOUND",
-    MUST,
-    "§5.4",
-    _MAPPED,
-)
 async def rest_not_found(ctx: Ctx) -> str:
     reply = await rest(ctx, "GET", _task_path(UNKNOWN_TASK))
     return expect_status(reply, 404, "TASK_NOT_FOUND")
 
 
-@case(
-    "rest.error_details",
-    "an HTTP+JSON error is a google.rpc.Status whose details each have @type",
-    MUST,
-    "§11.6",
-    "Each object in the `details` array **MUST** include a `@type` key that identifies the "
-    "object's type.",
-)
 async def rest_error_details(ctx: Ctx) -> str:
     reply = await rest(ctx, "GET", _task_path(UNKNOWN_TASK))
     error = reply.obj.get("error")
@@ -158,40 +119,18 @@ async def rest_error_details(ctx: Ctx) -> str:
     return f"error.code {error.get('code')}, {len(details)} detail(s)"
 
 
-@case(
-    "rest.not_cancelable",
-    "cancelling a completed task is 400 TASK_NOT_CANCELABLE",
-    MUST,
-    "§5.4",
-    _MAPPED,
-)
 async def rest_not_cancelable(ctx: Ctx) -> str:
     task = await _completed(ctx)
     reply = await rest(ctx, "POST", _task_path(text(task, "id"), ":cancel"), {})
     return expect_status(reply, 400, "TASK_NOT_CANCELABLE")
 
 
-@case(
-    "rest.version",
-    "A2A-Version: 99.0 is 400 with ErrorInfo VERSION_NOT_SUPPORTED",
-    MUST,
-    "§3.6.2",
-    "If the version is not supported by the interface, agents MUST return a "
-    "[`VersionNotSupportedError`](#332-error-handling).",
-)
 async def rest_version(ctx: Ctx) -> str:
     task = await _completed(ctx)
     reply = await rest(ctx, "GET", _task_path(text(task, "id")), version="99.0")
     return expect_status(reply, 400, "VERSION_NOT_SUPPORTED")
 
 
-@case(
-    "rest.list",
-    "GET /tasks?contextId= lists the context's tasks, nextPageToken present, no artifacts",
-    MUST,
-    "§3.1.4",
-    "The `nextPageToken` field MUST always be present in the response.",
-)
 async def rest_list(ctx: Ctx) -> str:
     task = await _completed(ctx)
     context = quote(text(task, "contextId"), safe="")
@@ -206,13 +145,6 @@ async def rest_list(ctx: Ctx) -> str:
     return f"{len(listed)} task(s)"
 
 
-@case(
-    "rest.history_zero",
-    "GET /tasks/{id}?historyLength=0 omits history",
-    SHOULD,
-    "§3.2.4",
-    "**0**: No history should be returned; the `history` field SHOULD be omitted",
-)
 async def rest_history_zero(ctx: Ctx) -> str:
     task = await _completed(ctx)
     path = _task_path(text(task, "id"), "?historyLength=0")
@@ -222,13 +154,6 @@ async def rest_history_zero(ctx: Ctx) -> str:
     return "no history field"
 
 
-@case(
-    "rest.content_type",
-    "HTTP+JSON responses are application/a2a+json",
-    SHOULD,
-    "§11.1",
-    "**Content-Type:** application/a2a+json **SHOULD** be used for requests and responses",
-)
 async def rest_content_type(ctx: Ctx) -> str:
     task = await _completed(ctx)
     ok = await rest(ctx, "GET", _task_path(text(task, "id")))
@@ -247,14 +172,6 @@ def _bare(event: SseEvent) -> tuple[str, Json]:
     return kinds[0], body[kinds[0]]
 
 
-@case(
-    "rest.stream",
-    "POST /message:stream is SSE of StreamResponses: the Task first, closed at the end",
-    MUST,
-    "§11.7",
-    "REST streaming uses Server-Sent Events with the `data` field containing JSON "
-    "serializations of the protocol data objects",
-)
 async def rest_stream(ctx: Ctx) -> str:
     ctx.need_streaming()
     body = json.dumps({"message": message(ctx.options.prompt)}).encode()
@@ -284,14 +201,6 @@ def _semantic(task: Json) -> tuple[object, ...]:
     return (decoded.id, decoded.context_id, decoded.status.state, decoded.artifacts)
 
 
-@case(
-    "binding.equivalence",
-    "each declared binding shows the same task, and the same error for an unknown one",
-    MUST,
-    "§5.1",
-    "When an agent supports multiple protocols, all supported protocols **MUST**: [...] "
-    "Return semantically equivalent results for the same requests",
-)
 async def binding_equivalence(ctx: Ctx) -> str:
     entries = interfaces(ctx.card)
     if len(entries) < 2:
@@ -324,6 +233,92 @@ async def binding_equivalence(ctx: Ctx) -> str:
         + ", ".join(checked)
         + "".join(f"; {s}" for s in skipped)
     )
+
+
+CASES: Cases[Ctx] = {
+    rest_send: (
+        "rest.send",
+        "POST /message:send answers with exactly one of task or message",
+        MUST,
+        "§3.1.1",
+        "The operation MUST return immediately with either task information or response message.",
+    ),
+    rest_get: (
+        "rest.get",
+        "GET /tasks/{id} returns the task",
+        MUST,
+        "§3.1",
+        "The following operations define the fundamental capabilities that all A2A "
+        "implementations must support",
+    ),
+    rest_not_found: (
+        "rest.not_found",
+        "GET /tasks/{unknown} is 404 with ErrorInfo TASK_NOT_FOUND",
+        MUST,
+        "§5.4",
+        _MAPPED,
+    ),
+    rest_error_details: (
+        "rest.error_details",
+        "an HTTP+JSON error is a google.rpc.Status whose details each have @type",
+        MUST,
+        "§11.6",
+        "Each object in the `details` array **MUST** include a `@type` key that identifies the "
+        "object's type.",
+    ),
+    rest_not_cancelable: (
+        "rest.not_cancelable",
+        "cancelling a completed task is 400 TASK_NOT_CANCELABLE",
+        MUST,
+        "§5.4",
+        _MAPPED,
+    ),
+    rest_version: (
+        "rest.version",
+        "A2A-Version: 99.0 is 400 with ErrorInfo VERSION_NOT_SUPPORTED",
+        MUST,
+        "§3.6.2",
+        "If the version is not supported by the interface, agents MUST return a "
+        "[`VersionNotSupportedError`](#332-error-handling).",
+    ),
+    rest_list: (
+        "rest.list",
+        "GET /tasks?contextId= lists the context's tasks, nextPageToken present, no artifacts",
+        MUST,
+        "§3.1.4",
+        "The `nextPageToken` field MUST always be present in the response.",
+    ),
+    rest_history_zero: (
+        "rest.history_zero",
+        "GET /tasks/{id}?historyLength=0 omits history",
+        SHOULD,
+        "§3.2.4",
+        "**0**: No history should be returned; the `history` field SHOULD be omitted",
+    ),
+    rest_content_type: (
+        "rest.content_type",
+        "HTTP+JSON responses are application/a2a+json",
+        SHOULD,
+        "§11.1",
+        "**Content-Type:** application/a2a+json **SHOULD** be used for requests and responses",
+    ),
+    rest_stream: (
+        "rest.stream",
+        "POST /message:stream is SSE of StreamResponses: the Task first, closed at the end",
+        MUST,
+        "§11.7",
+        "REST streaming uses Server-Sent Events with the `data` field containing JSON "
+        "serializations of the protocol data objects",
+    ),
+    binding_equivalence: (
+        "binding.equivalence",
+        "each declared binding shows the same task, and the same error for an unknown one",
+        MUST,
+        "§5.1",
+        "When an agent supports multiple protocols, all supported protocols **MUST**: [...] "
+        "Return semantically equivalent results for the same requests",
+    ),
+}
 
 
 async def _by_rpc(ctx: Ctx, url: str, task_id: str) -> tuple[Json, str]:

@@ -10,9 +10,9 @@ import httpx
 from interlink.a2a import ValidationError, decode
 from interlink.a2a import types as t
 from interlink.check._a2a_cases_card import JSONRPC, UNKNOWN_TASK, interfaces
-from interlink.check._a2a_runner import Ctx, case, expect_code, text
+from interlink.check._a2a_runner import Ctx, expect_code, text
 from interlink.check._a2a_wire import Json, Reply
-from interlink.check._cases import MAY, MUST, SHOULD, Fail, Skip
+from interlink.check._cases import MAY, MUST, SHOULD, Cases, Fail, Skip
 
 __all__: list[str] = []
 
@@ -20,14 +20,6 @@ __all__: list[str] = []
 # -- version negotiation ---------------------------------------------------------------
 
 
-@case(
-    "version.unsupported",
-    "A2A-Version: 99.0 is answered VersionNotSupportedError (-32009)",
-    MUST,
-    "§3.6.2",
-    "If the version is not supported by the interface, agents MUST return a "
-    "[`VersionNotSupportedError`](#332-error-handling).",
-)
 async def version_unsupported(ctx: Ctx) -> str:
     task = await ctx.completed_task()
     reply = await ctx.call("GetTask", {"id": text(task, "id")}, version="99.0")
@@ -42,13 +34,6 @@ def _versions_at(ctx: Ctx, url: str) -> set[str]:
     }
 
 
-@case(
-    "version.empty_is_0_3",
-    "a request without A2A-Version is taken as 0.3 (refused when 0.3 is not declared)",
-    MUST,
-    "§3.6.2",
-    "Agents MUST interpret empty value as 0.3 version.",
-)
 async def version_empty(ctx: Ctx) -> str:
     if "0.3" in _versions_at(ctx, ctx.url):
         raise Skip("the interface declares 0.3; 0.3 semantics are not checked")
@@ -57,14 +42,6 @@ async def version_empty(ctx: Ctx) -> str:
     return expect_code(reply, -32009, "VersionNotSupportedError")
 
 
-@case(
-    "version.patch_ignored",
-    "A2A-Version: 1.0.3 is served as 1.0 (the patch number is not negotiated)",
-    MUST,
-    "§3.6",
-    "Patch version numbers [...] MUST not be considered when clients and servers "
-    "negotiate protocol versions.",
-)
 async def version_patch(ctx: Ctx) -> str:
     task = await ctx.completed_task()
     reply = await ctx.call("GetTask", {"id": text(task, "id")}, version="1.0.3")
@@ -73,13 +50,6 @@ async def version_patch(ctx: Ctx) -> str:
     return "A2A-Version: 1.0.3 served"
 
 
-@case(
-    "version.query_parameter",
-    "the version may come as the A2A-Version query parameter (99.0 there is refused)",
-    MAY,
-    "§3.6.1",
-    "Clients MAY provide the `A2A-Version` as a request parameter instead of a header.",
-)
 async def version_query(ctx: Ctx) -> str:
     url = httpx.URL(ctx.url).copy_merge_params({"A2A-Version": "99.0"})
     reply = await ctx.wire.rpc(str(url), "GetTask", {"id": UNKNOWN_TASK}, version=None)
@@ -95,15 +65,6 @@ def _extensions(ctx: Ctx) -> list[Json]:
     return [e for e in found if isinstance(e, dict)] if isinstance(found, list) else []
 
 
-@case(
-    "extensions.required",
-    "a request that does not activate a required extension is refused (-32008)",
-    MUST,
-    "§3.3.4",
-    "When a server requests use of an extension marked as `required: true` in the Agent "
-    "Card but the client does not declare support for it, the agent **MUST** return "
-    "[`ExtensionSupportRequiredError`](#332-error-handling).",
-)
 async def extensions_required(ctx: Ctx) -> str:
     required = [str(e.get("uri")) for e in _extensions(ctx) if e.get("required") is True]
     if not required:
@@ -112,14 +73,6 @@ async def extensions_required(ctx: Ctx) -> str:
     return expect_code(reply, -32008, "ExtensionSupportRequiredError") + f" ({required[0]})"
 
 
-@case(
-    "extensions.unknown_ignored",
-    "an extension the agent does not know (A2A-Extensions) is ignored",
-    SHOULD,
-    "§4.6.3",
-    "If a client requests a versions of an extension that the agent does not support, the "
-    "agent **SHOULD** ignore the extension for that interaction and proceed without it",
-)
 async def extensions_unknown(ctx: Ctx) -> str:
     if any(e.get("required") is True for e in _extensions(ctx)):
         raise Skip("the card declares a required extension")
@@ -144,48 +97,20 @@ def _error_reply(reply: Reply, code: int, name: str, *, null_id: bool = False) -
 _CODES = "JSON-RPC 2.0 §5.1 (A2A specification §9.5)"
 
 
-@case(
-    "jsonrpc.parse_error",
-    "invalid JSON is answered -32700 with id null",
-    MUST,
-    _CODES,
-    "-32700 Parse error: Invalid JSON was received by the server.",
-)
 async def jsonrpc_parse_error(ctx: Ctx) -> str:
     reply = await ctx.wire.post(ctx.url, b'{"jsonrpc": "2.0", "id": 1, "method": ')
     return _error_reply(reply, -32700, "Parse error", null_id=True)
 
 
-@case(
-    "jsonrpc.invalid_request",
-    "a request without a method is answered -32600",
-    MUST,
-    _CODES,
-    "-32600 Invalid Request: The JSON sent is not a valid Request object.",
-)
 async def jsonrpc_invalid_request(ctx: Ctx) -> str:
     reply = await ctx.wire.post(ctx.url, b'{"jsonrpc": "2.0", "id": 5, "params": {}}')
     return _error_reply(reply, -32600, "Invalid Request")
 
 
-@case(
-    "jsonrpc.method_not_found",
-    "an unknown method is answered -32601",
-    MUST,
-    _CODES,
-    "-32601 Method not found: The method does not exist / is not available.",
-)
 async def jsonrpc_method_not_found(ctx: Ctx) -> str:
     return _error_reply(await ctx.call("a2a/noSuchMethod", {}), -32601, "Method not found")
 
 
-@case(
-    "jsonrpc.invalid_params",
-    "SendMessage whose message has no parts and no messageId is refused",
-    MUST,
-    "§3.3.2",
-    "Servers **MUST** validate all input parameters before processing",
-)
 async def jsonrpc_invalid_params(ctx: Ctx) -> str:
     reply = await ctx.call("SendMessage", {"message": {"role": "ROLE_USER", "parts": []}})
     if reply.error is None:
@@ -193,26 +118,11 @@ async def jsonrpc_invalid_params(ctx: Ctx) -> str:
     return reply.describe()
 
 
-@case(
-    "jsonrpc.invalid_params_code",
-    "invalid parameters are answered -32602",
-    SHOULD,
-    "§9.5",
-    '| `-32602` | `InvalidParamsError` | "Invalid parameters" | The method parameters '
-    "are invalid |",
-)
 async def jsonrpc_invalid_params_code(ctx: Ctx) -> str:
     reply = await ctx.call("SendMessage", {"message": {"role": "ROLE_USER", "parts": []}})
     return expect_code(reply, -32602, "Invalid params")
 
 
-@case(
-    "jsonrpc.id_echo",
-    "the response id is the request's id, exactly (string and number)",
-    MUST,
-    "JSON-RPC 2.0 §5",
-    "It MUST be the same as the value of the id member in the Request Object.",
-)
 async def jsonrpc_id_echo(ctx: Ctx) -> str:
     for id in ("a2a-check-\u00e9-1", 4242):
         reply = await ctx.call("GetTask", {"id": UNKNOWN_TASK}, id=id)
@@ -222,13 +132,6 @@ async def jsonrpc_id_echo(ctx: Ctx) -> str:
     return "string and number ids echoed"
 
 
-@case(
-    "jsonrpc.content_type",
-    "JSON-RPC responses are Content-Type application/json",
-    SHOULD,
-    "§9.1",
-    "**Content-Type:** `application/json` for requests and responses",
-)
 async def jsonrpc_content_type(ctx: Ctx) -> str:
     reply = await ctx.call("GetTask", {"id": UNKNOWN_TASK})
     value = reply.headers.get("content-type", "")
@@ -237,14 +140,6 @@ async def jsonrpc_content_type(ctx: Ctx) -> str:
     return f"Content-Type: {value}"
 
 
-@case(
-    "jsonrpc.error_details",
-    "error.data, when present, is an array of objects that each have @type",
-    MUST,
-    "§9.5",
-    "Each object in the `data` array **MUST** include a `@type` key that identifies the "
-    "object's type.",
-)
 async def jsonrpc_error_details(ctx: Ctx) -> str:
     reply = await ctx.call("GetTask", {"id": UNKNOWN_TASK})
     if reply.error is None:
@@ -257,14 +152,6 @@ async def jsonrpc_error_details(ctx: Ctx) -> str:
     return f"error.data: {', '.join(str(d['@type']) for d in data)}"
 
 
-@case(
-    "jsonrpc.error_info",
-    "an A2A error carries a google.rpc.ErrorInfo in error.data",
-    SHOULD,
-    "§9.5",
-    "Implementations **SHOULD** use well-known types such as `google.rpc.ErrorInfo` to "
-    "refine error reporting",
-)
 async def jsonrpc_error_info(ctx: Ctx) -> str:
     reply = await ctx.call("GetTask", {"id": UNKNOWN_TASK})
     data = (reply.error or {}).get("data")
@@ -278,17 +165,6 @@ async def jsonrpc_error_info(ctx: Ctx) -> str:
 # -- the extended agent card -----------------------------------------------------------
 
 
-@case(
-    "extended.card",
-    "GetExtendedAgentCard: -32004 when not declared; a card or -32007 when declared",
-    MUST,
-    "§3.3.4",
-    "If `AgentCard.capabilities.extendedAgentCard` is `false` or not present, attempts to "
-    "call the Get Extended Agent Card operation **MUST** return "
-    "[`UnsupportedOperationError`](#332-error-handling). If the agent declares support but "
-    "has not configured an extended card, it **MUST** return "
-    "[`ExtendedAgentCardNotConfiguredError`](#332-error-handling).",
-)
 async def extended_card(ctx: Ctx) -> str:
     reply = await ctx.call("GetExtendedAgentCard", {})
     if not ctx.capability("extendedAgentCard"):
@@ -302,3 +178,131 @@ async def extended_card(ctx: Ctx) -> str:
     except ValidationError as exc:
         raise Fail(f"the extended card is not a valid AgentCard: {exc}") from None
     return f"an extended card: {card.name!r}, {len(card.skills)} skill(s)"
+
+
+CASES: Cases[Ctx] = {
+    version_unsupported: (
+        "version.unsupported",
+        "A2A-Version: 99.0 is answered VersionNotSupportedError (-32009)",
+        MUST,
+        "§3.6.2",
+        "If the version is not supported by the interface, agents MUST return a "
+        "[`VersionNotSupportedError`](#332-error-handling).",
+    ),
+    version_empty: (
+        "version.empty_is_0_3",
+        "a request without A2A-Version is taken as 0.3 (refused when 0.3 is not declared)",
+        MUST,
+        "§3.6.2",
+        "Agents MUST interpret empty value as 0.3 version.",
+    ),
+    version_patch: (
+        "version.patch_ignored",
+        "A2A-Version: 1.0.3 is served as 1.0 (the patch number is not negotiated)",
+        MUST,
+        "§3.6",
+        "Patch version numbers [...] MUST not be considered when clients and servers "
+        "negotiate protocol versions.",
+    ),
+    version_query: (
+        "version.query_parameter",
+        "the version may come as the A2A-Version query parameter (99.0 there is refused)",
+        MAY,
+        "§3.6.1",
+        "Clients MAY provide the `A2A-Version` as a request parameter instead of a header.",
+    ),
+    extensions_required: (
+        "extensions.required",
+        "a request that does not activate a required extension is refused (-32008)",
+        MUST,
+        "§3.3.4",
+        "When a server requests use of an extension marked as `required: true` in the Agent "
+        "Card but the client does not declare support for it, the agent **MUST** return "
+        "[`ExtensionSupportRequiredError`](#332-error-handling).",
+    ),
+    extensions_unknown: (
+        "extensions.unknown_ignored",
+        "an extension the agent does not know (A2A-Extensions) is ignored",
+        SHOULD,
+        "§4.6.3",
+        "If a client requests a versions of an extension that the agent does not support, the "
+        "agent **SHOULD** ignore the extension for that interaction and proceed without it",
+    ),
+    jsonrpc_parse_error: (
+        "jsonrpc.parse_error",
+        "invalid JSON is answered -32700 with id null",
+        MUST,
+        _CODES,
+        "-32700 Parse error: Invalid JSON was received by the server.",
+    ),
+    jsonrpc_invalid_request: (
+        "jsonrpc.invalid_request",
+        "a request without a method is answered -32600",
+        MUST,
+        _CODES,
+        "-32600 Invalid Request: The JSON sent is not a valid Request object.",
+    ),
+    jsonrpc_method_not_found: (
+        "jsonrpc.method_not_found",
+        "an unknown method is answered -32601",
+        MUST,
+        _CODES,
+        "-32601 Method not found: The method does not exist / is not available.",
+    ),
+    jsonrpc_invalid_params: (
+        "jsonrpc.invalid_params",
+        "SendMessage whose message has no parts and no messageId is refused",
+        MUST,
+        "§3.3.2",
+        "Servers **MUST** validate all input parameters before processing",
+    ),
+    jsonrpc_invalid_params_code: (
+        "jsonrpc.invalid_params_code",
+        "invalid parameters are answered -32602",
+        SHOULD,
+        "§9.5",
+        '| `-32602` | `InvalidParamsError` | "Invalid parameters" | The method parameters '
+        "are invalid |",
+    ),
+    jsonrpc_id_echo: (
+        "jsonrpc.id_echo",
+        "the response id is the request's id, exactly (string and number)",
+        MUST,
+        "JSON-RPC 2.0 §5",
+        "It MUST be the same as the value of the id member in the Request Object.",
+    ),
+    jsonrpc_content_type: (
+        "jsonrpc.content_type",
+        "JSON-RPC responses are Content-Type application/json",
+        SHOULD,
+        "§9.1",
+        "**Content-Type:** `application/json` for requests and responses",
+    ),
+    jsonrpc_error_details: (
+        "jsonrpc.error_details",
+        "error.data, when present, is an array of objects that each have @type",
+        MUST,
+        "§9.5",
+        "Each object in the `data` array **MUST** include a `@type` key that identifies the "
+        "object's type.",
+    ),
+    jsonrpc_error_info: (
+        "jsonrpc.error_info",
+        "an A2A error carries a google.rpc.ErrorInfo in error.data",
+        SHOULD,
+        "§9.5",
+        "Implementations **SHOULD** use well-known types such as `google.rpc.ErrorInfo` to "
+        "refine error reporting",
+    ),
+    extended_card: (
+        "extended.card",
+        "GetExtendedAgentCard: -32004 when not declared; a card or -32007 when declared",
+        MUST,
+        "§3.3.4",
+        "If `AgentCard.capabilities.extendedAgentCard` is `false` or not present, attempts to "
+        "call the Get Extended Agent Card operation **MUST** return "
+        "[`UnsupportedOperationError`](#332-error-handling). If the agent declares support but "
+        "has not configured an extended card, it **MUST** return "
+        "[`ExtendedAgentCardNotConfiguredError`](#332-error-handling).",
+    ),
+}

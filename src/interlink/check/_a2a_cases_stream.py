@@ -7,9 +7,9 @@ import json
 from dataclasses import dataclass, field
 
 from interlink.check._a2a_cases_card import UNKNOWN_TASK
-from interlink.check._a2a_runner import TERMINAL, Ctx, case, expect_code, message, state_of, text
+from interlink.check._a2a_runner import TERMINAL, Ctx, expect_code, message, state_of, text
 from interlink.check._a2a_wire import Json, Reply, SseEvent, Stream
-from interlink.check._cases import MAY, MUST, Fail, Skip
+from interlink.check._cases import MAY, MUST, Cases, Fail, Skip
 
 __all__ = ["KINDS", "is_terminal", "payload", "read_stream"]
 
@@ -92,15 +92,6 @@ _BEGIN = (
 _CLOSE = "The stream MUST close when the task reaches a terminal state"
 
 
-@case(
-    "stream.unsupported",
-    "without capabilities.streaming, SendStreamingMessage is UnsupportedOperationError",
-    MUST,
-    "§3.3.4",
-    "If `AgentCard.capabilities.streaming` is `false` or not present, attempts to use "
-    "`SendStreamingMessage` or `SubscribeToTask` operations **MUST** return "
-    "[`UnsupportedOperationError`](#332-error-handling).",
-)
 async def stream_unsupported(ctx: Ctx) -> str:
     if ctx.capability("streaming"):
         raise Skip("the card declares capabilities.streaming")
@@ -110,26 +101,11 @@ async def stream_unsupported(ctx: Ctx) -> str:
     )
 
 
-@case(
-    "stream.content_type",
-    "SendStreamingMessage answers HTTP 200 text/event-stream",
-    MUST,
-    "§3.1.2",
-    "The operation MUST establish a streaming connection for real-time updates.",
-)
 async def stream_content_type(ctx: Ctx) -> str:
     seen = await streamed_task(ctx)
     return f"Content-Type: {seen.content_type}"
 
 
-@case(
-    "stream.framing",
-    "each SSE event is one JSON-RPC response (the request's id) with one StreamResponse",
-    MUST,
-    "§9.4.2",
-    "**Response:** HTTP 200 with `Content-Type: text/event-stream` [...] "
-    '`data: {"jsonrpc": "2.0", "id": 1, "result": { /* StreamResponse object */ }}`',
-)
 async def stream_framing(ctx: Ctx) -> str:
     seen = await streamed_task(ctx)  # `payload` checked every event while reading
     if not seen.kinds:
@@ -137,7 +113,6 @@ async def stream_framing(ctx: Ctx) -> str:
     return f"{len(seen.kinds)} well-formed event(s)"
 
 
-@case("stream.task_first", "a task stream begins with the Task", MUST, "§3.1.2", _BEGIN)
 async def stream_task_first(ctx: Ctx) -> str:
     seen = await streamed_task(ctx)
     if seen.kinds[:1] == ["message"]:
@@ -149,9 +124,6 @@ async def stream_task_first(ctx: Ctx) -> str:
     return seen.describe()
 
 
-@case(
-    "stream.closes_terminal", "a task stream closes at the terminal state", MUST, "§3.1.2", _CLOSE
-)
 async def stream_closes(ctx: Ctx) -> str:
     seen = await streamed_task(ctx)
     ends = [
@@ -168,13 +140,6 @@ async def stream_closes(ctx: Ctx) -> str:
     return seen.describe()
 
 
-@case(
-    "stream.follow_up_task_first",
-    "a streamed follow-up to an input-required task also begins with the Task",
-    MUST,
-    "§3.1.2",
-    _BEGIN,
-)
 async def stream_follow_up(ctx: Ctx) -> str:
     ctx.need_streaming()
     task = await ctx.input_task()
@@ -200,15 +165,6 @@ async def _slow_task(ctx: Ctx) -> Json:
     return task
 
 
-@case(
-    "subscribe.task_first",
-    "SubscribeToTask begins with the Task and closes at the terminal state",
-    MUST,
-    "§3.1.6",
-    "The operation MUST return a `Task` object as the first event in the stream, "
-    "representing the current state of the task at the time of subscription.",
-    slow=True,
-)
 async def subscribe_task_first(ctx: Ctx) -> str:
     task = await _slow_task(ctx)
     seen = await read_stream(ctx, "SubscribeToTask", {"id": text(task, "id")})
@@ -221,13 +177,6 @@ async def subscribe_task_first(ctx: Ctx) -> str:
     return seen.describe()
 
 
-@case(
-    "subscribe.terminal",
-    "SubscribeToTask of a terminal task is UnsupportedOperationError (-32004)",
-    MUST,
-    "§9.4.6",
-    "**Error:** Returns `UnsupportedOperationError` if the task is in a terminal state",
-)
 async def subscribe_terminal(ctx: Ctx) -> str:
     ctx.need_streaming()
     task = await ctx.completed_task()
@@ -235,13 +184,6 @@ async def subscribe_terminal(ctx: Ctx) -> str:
     return await _stream_error(ctx, "SubscribeToTask", params, -32004, "UnsupportedOperationError")
 
 
-@case(
-    "subscribe.unknown",
-    "SubscribeToTask of an unknown id is TaskNotFoundError (-32001)",
-    MUST,
-    "§3.1.6",
-    "[`TaskNotFoundError`](#332-error-handling): The task ID does not exist or is not accessible.",
-)
 async def subscribe_unknown(ctx: Ctx) -> str:
     ctx.need_streaming()
     params: Json = {"id": UNKNOWN_TASK}
@@ -259,15 +201,6 @@ async def _stream_error(ctx: Ctx, method: str, params: Json, code: int, name: st
     raise Fail(f"expected {name} ({code}), got a stream: {seen.describe()}")
 
 
-@case(
-    "subscribe.resume",
-    "Last-Event-ID resumes a subscription after the event it names, without gaps",
-    MAY,
-    "interlink DECISIONS.md (A2A 1.0)",
-    "`SubscribeToTask` stays open until a terminal state, accepts `Last-Event-ID` to "
-    "resume without gaps",
-    slow=True,
-)
 async def subscribe_resume(ctx: Ctx) -> str:
     task = await _slow_task(ctx)
     params: Json = {"id": text(task, "id")}
@@ -301,3 +234,84 @@ async def subscribe_resume(ctx: Ctx) -> str:
             f"({json.dumps(events[1][1])[:160]}), not {ids[2]}"
         )
     return f"after Last-Event-ID {ids[1]}: the Task, then event {ids[2]}"
+
+
+CASES: Cases[Ctx] = {
+    stream_unsupported: (
+        "stream.unsupported",
+        "without capabilities.streaming, SendStreamingMessage is UnsupportedOperationError",
+        MUST,
+        "§3.3.4",
+        "If `AgentCard.capabilities.streaming` is `false` or not present, attempts to use "
+        "`SendStreamingMessage` or `SubscribeToTask` operations **MUST** return "
+        "[`UnsupportedOperationError`](#332-error-handling).",
+    ),
+    stream_content_type: (
+        "stream.content_type",
+        "SendStreamingMessage answers HTTP 200 text/event-stream",
+        MUST,
+        "§3.1.2",
+        "The operation MUST establish a streaming connection for real-time updates.",
+    ),
+    stream_framing: (
+        "stream.framing",
+        "each SSE event is one JSON-RPC response (the request's id) with one StreamResponse",
+        MUST,
+        "§9.4.2",
+        "**Response:** HTTP 200 with `Content-Type: text/event-stream` [...] "
+        '`data: {"jsonrpc": "2.0", "id": 1, "result": { /* StreamResponse object */ }}`',
+    ),
+    stream_task_first: (
+        "stream.task_first",
+        "a task stream begins with the Task",
+        MUST,
+        "§3.1.2",
+        _BEGIN,
+    ),
+    stream_closes: (
+        "stream.closes_terminal",
+        "a task stream closes at the terminal state",
+        MUST,
+        "§3.1.2",
+        _CLOSE,
+    ),
+    stream_follow_up: (
+        "stream.follow_up_task_first",
+        "a streamed follow-up to an input-required task also begins with the Task",
+        MUST,
+        "§3.1.2",
+        _BEGIN,
+    ),
+    subscribe_task_first: (
+        "subscribe.task_first",
+        "SubscribeToTask begins with the Task and closes at the terminal state",
+        MUST,
+        "§3.1.6",
+        "The operation MUST return a `Task` object as the first event in the stream, "
+        "representing the current state of the task at the time of subscription.",
+    ),
+    subscribe_terminal: (
+        "subscribe.terminal",
+        "SubscribeToTask of a terminal task is UnsupportedOperationError (-32004)",
+        MUST,
+        "§9.4.6",
+        "**Error:** Returns `UnsupportedOperationError` if the task is in a terminal state",
+    ),
+    subscribe_unknown: (
+        "subscribe.unknown",
+        "SubscribeToTask of an unknown id is TaskNotFoundError (-32001)",
+        MUST,
+        "§3.1.6",
+        "[`TaskNotFoundError`](#332-error-handling): The task ID does not exist or is not "
+        "accessible.",
+    ),
+    subscribe_resume: (
+        "subscribe.resume",
+        "Last-Event-ID resumes a subscription after the event it names, without gaps",
+        MAY,
+        "interlink DECISIONS.md (A2A 1.0)",
+        "`SubscribeToTask` stays open until a terminal state, accepts `Last-Event-ID` to "
+        "resume without gaps",
+    ),
+}
+SLOW = {subscribe_task_first, subscribe_resume}

@@ -13,14 +13,13 @@ from interlink.check._a2a_runner import (
     INTERRUPTED,
     TERMINAL,
     Ctx,
-    case,
     expect_code,
     objects,
     state_of,
     text,
 )
 from interlink.check._a2a_wire import Json
-from interlink.check._cases import MUST, SHOULD, Fail, Skip
+from interlink.check._cases import MUST, SHOULD, Cases, Fail, Skip
 
 __all__: list[str] = []
 
@@ -30,13 +29,6 @@ _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")
 # -- SendMessage -----------------------------------------------------------------------
 
 
-@case(
-    "send.result",
-    "SendMessage answers with exactly one of task or message",
-    MUST,
-    "§3.1.1",
-    "The operation MUST return immediately with either task information or response message.",
-)
 async def send_result(ctx: Ctx) -> str:
     reply = await ctx.send(ctx.options.prompt)
     result = reply.result
@@ -48,14 +40,6 @@ async def send_result(ctx: Ctx) -> str:
     return f"a {keys[0]}"
 
 
-@case(
-    "send.task_ids",
-    "a created task carries its id and contextId",
-    MUST,
-    "§3.4.2",
-    "The generated `taskId` **MUST** be included in the [`Task`](#411-task) object "
-    "returned to the client",
-)
 async def send_task_ids(ctx: Ctx) -> str:
     task = await ctx.completed_task()
     if not task.get("contextId"):
@@ -63,14 +47,6 @@ async def send_task_ids(ctx: Ctx) -> str:
     return f"id {task['id']}, contextId {task['contextId']}"
 
 
-@case(
-    "send.blocking",
-    "a blocking SendMessage returns once the task is terminal or interrupted",
-    MUST,
-    "§3.2.2",
-    "The operation MUST wait until the task reaches a terminal state [...] or an "
-    "interrupted state [...] before returning.",
-)
 async def send_blocking(ctx: Ctx) -> str:
     task = await ctx.new_task(ctx.options.prompt)
     if state_of(task) not in TERMINAL | INTERRUPTED:
@@ -78,14 +54,6 @@ async def send_blocking(ctx: Ctx) -> str:
     return f"returned {state_of(task)}"
 
 
-@case(
-    "send.timestamp",
-    "status timestamps are ISO 8601 in UTC with a Z",
-    MUST,
-    "§5.6.1",
-    "When serialized to JSON [...], these timestamps **MUST** be represented as ISO 8601 "
-    "formatted strings in UTC timezone.",
-)
 async def send_timestamp(ctx: Ctx) -> str:
     task = await ctx.completed_task()
     status = task.get("status")
@@ -97,15 +65,6 @@ async def send_timestamp(ctx: Ctx) -> str:
     return f"status.timestamp {stamp}"
 
 
-@case(
-    "send.return_immediately",
-    "returnImmediately answers before a slow task finishes",
-    MUST,
-    "§3.2.2",
-    "The operation MUST return immediately after creating the task, even if processing is "
-    "still in progress.",
-    slow=True,
-)
 async def send_return_immediately(ctx: Ctx) -> str:
     task = await ctx.new_task(ctx.need("slow_prompt"), immediately=True)
     if state_of(task) in TERMINAL:
@@ -114,27 +73,11 @@ async def send_return_immediately(ctx: Ctx) -> str:
     return f"returned {state_of(task)}"
 
 
-@case(
-    "send.unknown_task",
-    "a message naming an unknown taskId is answered TaskNotFoundError (-32001)",
-    MUST,
-    "§3.4.2",
-    "Agents **MUST** return a [`TaskNotFoundError`](#332-error-handling) if the provided "
-    "`taskId` does not correspond to an existing task",
-)
 async def send_unknown_task(ctx: Ctx) -> str:
     reply = await ctx.send(ctx.options.prompt, task_id=UNKNOWN_TASK)
     return expect_code(reply, -32001, "TaskNotFoundError")
 
 
-@case(
-    "send.terminal_task",
-    "a message to a terminal task is answered UnsupportedOperationError (-32004)",
-    MUST,
-    "§3.1.1",
-    "[`UnsupportedOperationError`](#332-error-handling): Messages sent to Tasks that are in "
-    "a terminal state [...] cannot accept further messages.",
-)
 async def send_terminal_task(ctx: Ctx) -> str:
     task = await ctx.completed_task()
     reply = await ctx.send(
@@ -143,13 +86,6 @@ async def send_terminal_task(ctx: Ctx) -> str:
     return expect_code(reply, -32004, "UnsupportedOperationError")
 
 
-@case(
-    "send.context_inferred",
-    "a follow-up with only taskId continues in the task's contextId",
-    MUST,
-    "§3.4.3",
-    "Agents **MUST** infer `contextId` from the task if only `taskId` is provided",
-)
 async def send_context_inferred(ctx: Ctx) -> str:
     task = await ctx.input_task()
     reply = await ctx.send(ctx.options.prompt, task_id=text(task, "id"))
@@ -165,13 +101,6 @@ async def send_context_inferred(ctx: Ctx) -> str:
     return f"continued {task['id']} in {task['contextId']}, now {state_of(got)}"
 
 
-@case(
-    "send.context_mismatch",
-    "a follow-up whose contextId differs from its task's is refused",
-    MUST,
-    "§3.4.3",
-    "Agents **MUST** reject messages containing mismatching `contextId` and `taskId`",
-)
 async def send_context_mismatch(ctx: Ctx) -> str:
     task = await ctx.input_task()
     reply = await ctx.send(
@@ -186,14 +115,6 @@ async def send_context_mismatch(ctx: Ctx) -> str:
 # -- GetTask ---------------------------------------------------------------------------
 
 
-@case(
-    "get.task",
-    "GetTask returns the task",
-    MUST,
-    "§3.1",
-    "The following operations define the fundamental capabilities that all A2A "
-    "implementations must support",
-)
 async def get_task(ctx: Ctx) -> str:
     task = await ctx.completed_task()
     got = await ctx.result("GetTask", {"id": text(task, "id")})
@@ -202,25 +123,10 @@ async def get_task(ctx: Ctx) -> str:
     return f"{got['id']} {state_of(got)}"
 
 
-@case(
-    "get.unknown",
-    "GetTask of an unknown id is answered TaskNotFoundError (-32001)",
-    MUST,
-    "§3.3.2",
-    "Servers **MUST** return a not found error when a requested resource does not exist "
-    "or is not accessible to the authenticated client",
-)
 async def get_unknown(ctx: Ctx) -> str:
     return expect_code(await ctx.call("GetTask", {"id": UNKNOWN_TASK}), -32001, "TaskNotFoundError")
 
 
-@case(
-    "get.history_zero",
-    "historyLength 0 omits history",
-    SHOULD,
-    "§3.2.4",
-    "**0**: No history should be returned; the `history` field SHOULD be omitted",
-)
 async def get_history_zero(ctx: Ctx) -> str:
     task = await ctx.completed_task()
     got = await ctx.result("GetTask", {"id": text(task, "id"), "historyLength": 0})
@@ -229,13 +135,6 @@ async def get_history_zero(ctx: Ctx) -> str:
     return "no history field"
 
 
-@case(
-    "get.history_length",
-    "historyLength 1 returns at most the last message",
-    SHOULD,
-    "§3.2.4",
-    "**> 0**: Return at most this many recent messages from the task's history",
-)
 async def get_history_length(ctx: Ctx) -> str:
     task = await ctx.completed_task()
     full = await ctx.result("GetTask", {"id": text(task, "id")})
@@ -254,13 +153,6 @@ async def get_history_length(ctx: Ctx) -> str:
 # -- ListTasks -------------------------------------------------------------------------
 
 
-@case(
-    "list.next_page_token",
-    'ListTasks always has nextPageToken ("" on the last page)',
-    MUST,
-    "§3.1.4",
-    "The `nextPageToken` field MUST always be present in the response.",
-)
 async def list_next_page_token(ctx: Ctx) -> str:
     task = await ctx.completed_task()
     page = await ctx.result("ListTasks", {"contextId": text(task, "contextId")})
@@ -273,14 +165,6 @@ async def list_next_page_token(ctx: Ctx) -> str:
     return f'{len(objects(page, "tasks"))} task(s), nextPageToken ""'
 
 
-@case(
-    "list.artifacts_omitted",
-    "without includeArtifacts, listed tasks have no artifacts field",
-    MUST,
-    "§3.1.4",
-    "When `includeArtifacts` is false (the default), the artifacts field MUST be omitted "
-    "entirely from each Task object in the response.",
-)
 async def list_artifacts_omitted(ctx: Ctx) -> str:
     task = await ctx.completed_task()
     page = await ctx.result("ListTasks", {"contextId": text(task, "contextId")})
@@ -291,14 +175,6 @@ async def list_artifacts_omitted(ctx: Ctx) -> str:
     return f"{len(tasks)} task(s) without artifacts"
 
 
-@case(
-    "list.include_artifacts",
-    "includeArtifacts returns the artifacts GetTask shows",
-    SHOULD,
-    "§3.1.4",
-    "When `includeArtifacts` is true, the artifacts field should be included with its "
-    "actual content",
-)
 async def list_include_artifacts(ctx: Ctx) -> str:
     task = await ctx.completed_task()
     full = await ctx.result("GetTask", {"id": text(task, "id")})
@@ -333,15 +209,6 @@ def _stamp(task: Json) -> str:
     return stamp if isinstance(stamp, str) else ""
 
 
-@case(
-    "list.pagination",
-    "pageSize 1 pages through a context: no task twice, none lost, newest first",
-    MUST,
-    "§3.1.4",
-    "The operation MUST return only tasks visible to the authenticated client and MUST use "
-    "cursor-based pagination for performance and consistency. Tasks MUST be sorted by last "
-    "update time in descending order.",
-)
 async def list_pagination(ctx: Ctx) -> str:
     first = await ctx.new_task(ctx.options.prompt)
     context = str(first.get("contextId"))
@@ -385,14 +252,6 @@ async def list_pagination(ctx: Ctx) -> str:
 # -- CancelTask ------------------------------------------------------------------------
 
 
-@case(
-    "cancel.working",
-    "CancelTask of a working task returns it; it ends TASK_STATE_CANCELED",
-    MUST,
-    "§3.1.5",
-    "The operation attempts to cancel the specified task and returns its updated state.",
-    slow=True,
-)
 async def cancel_working(ctx: Ctx) -> str:
     task = await ctx.new_task(ctx.need("slow_prompt"), immediately=True)
     got = await ctx.result("CancelTask", {"id": text(task, "id")})
@@ -404,15 +263,6 @@ async def cancel_working(ctx: Ctx) -> str:
     return f"returned {state_of(got)}; ended TASK_STATE_CANCELED"
 
 
-@case(
-    "cancel.idempotent",
-    "cancelling a canceled task again has the same effect",
-    SHOULD,
-    "§3.3.1",
-    "**Cancel Task** operations are idempotent - multiple cancellation requests have the "
-    "same effect.",
-    slow=True,
-)
 async def cancel_idempotent(ctx: Ctx) -> str:
     task = await ctx.new_task(ctx.need("slow_prompt"), immediately=True)
     await ctx.call("CancelTask", {"id": text(task, "id")})
@@ -426,14 +276,6 @@ async def cancel_idempotent(ctx: Ctx) -> str:
     return f"the second cancel: {again.describe() if again.error else 'the task again'}"
 
 
-@case(
-    "cancel.terminal",
-    "CancelTask of a completed task is answered TaskNotCancelableError (-32002)",
-    MUST,
-    "§3.1.5",
-    "[`TaskNotCancelableError`](#332-error-handling): The task is not in a cancelable "
-    "state (e.g., already completed, failed, or canceled).",
-)
 async def cancel_terminal(ctx: Ctx) -> str:
     task = await ctx.completed_task()
     if state_of(task) == "TASK_STATE_CANCELED":
@@ -442,14 +284,174 @@ async def cancel_terminal(ctx: Ctx) -> str:
     return expect_code(reply, -32002, "TaskNotCancelableError")
 
 
-@case(
-    "cancel.unknown",
-    "CancelTask of an unknown id is answered TaskNotFoundError (-32001)",
-    MUST,
-    "§3.1.5",
-    "[`TaskNotFoundError`](#332-error-handling): The task ID does not exist or is not accessible.",
-)
 async def cancel_unknown(ctx: Ctx) -> str:
     return expect_code(
         await ctx.call("CancelTask", {"id": UNKNOWN_TASK}), -32001, "TaskNotFoundError"
     )
+
+
+CASES: Cases[Ctx] = {
+    send_result: (
+        "send.result",
+        "SendMessage answers with exactly one of task or message",
+        MUST,
+        "§3.1.1",
+        "The operation MUST return immediately with either task information or response message.",
+    ),
+    send_task_ids: (
+        "send.task_ids",
+        "a created task carries its id and contextId",
+        MUST,
+        "§3.4.2",
+        "The generated `taskId` **MUST** be included in the [`Task`](#411-task) object "
+        "returned to the client",
+    ),
+    send_blocking: (
+        "send.blocking",
+        "a blocking SendMessage returns once the task is terminal or interrupted",
+        MUST,
+        "§3.2.2",
+        "The operation MUST wait until the task reaches a terminal state [...] or an "
+        "interrupted state [...] before returning.",
+    ),
+    send_timestamp: (
+        "send.timestamp",
+        "status timestamps are ISO 8601 in UTC with a Z",
+        MUST,
+        "§5.6.1",
+        "When serialized to JSON [...], these timestamps **MUST** be represented as ISO 8601 "
+        "formatted strings in UTC timezone.",
+    ),
+    send_return_immediately: (
+        "send.return_immediately",
+        "returnImmediately answers before a slow task finishes",
+        MUST,
+        "§3.2.2",
+        "The operation MUST return immediately after creating the task, even if processing is "
+        "still in progress.",
+    ),
+    send_unknown_task: (
+        "send.unknown_task",
+        "a message naming an unknown taskId is answered TaskNotFoundError (-32001)",
+        MUST,
+        "§3.4.2",
+        "Agents **MUST** return a [`TaskNotFoundError`](#332-error-handling) if the provided "
+        "`taskId` does not correspond to an existing task",
+    ),
+    send_terminal_task: (
+        "send.terminal_task",
+        "a message to a terminal task is answered UnsupportedOperationError (-32004)",
+        MUST,
+        "§3.1.1",
+        "[`UnsupportedOperationError`](#332-error-handling): Messages sent to Tasks that are in "
+        "a terminal state [...] cannot accept further messages.",
+    ),
+    send_context_inferred: (
+        "send.context_inferred",
+        "a follow-up with only taskId continues in the task's contextId",
+        MUST,
+        "§3.4.3",
+        "Agents **MUST** infer `contextId` from the task if only `taskId` is provided",
+    ),
+    send_context_mismatch: (
+        "send.context_mismatch",
+        "a follow-up whose contextId differs from its task's is refused",
+        MUST,
+        "§3.4.3",
+        "Agents **MUST** reject messages containing mismatching `contextId` and `taskId`",
+    ),
+    get_task: (
+        "get.task",
+        "GetTask returns the task",
+        MUST,
+        "§3.1",
+        "The following operations define the fundamental capabilities that all A2A "
+        "implementations must support",
+    ),
+    get_unknown: (
+        "get.unknown",
+        "GetTask of an unknown id is answered TaskNotFoundError (-32001)",
+        MUST,
+        "§3.3.2",
+        "Servers **MUST** return a not found error when a requested resource does not exist "
+        "or is not accessible to the authenticated client",
+    ),
+    get_history_zero: (
+        "get.history_zero",
+        "historyLength 0 omits history",
+        SHOULD,
+        "§3.2.4",
+        "**0**: No history should be returned; the `history` field SHOULD be omitted",
+    ),
+    get_history_length: (
+        "get.history_length",
+        "historyLength 1 returns at most the last message",
+        SHOULD,
+        "§3.2.4",
+        "**> 0**: Return at most this many recent messages from the task's history",
+    ),
+    list_next_page_token: (
+        "list.next_page_token",
+        'ListTasks always has nextPageToken ("" on the last page)',
+        MUST,
+        "§3.1.4",
+        "The `nextPageToken` field MUST always be present in the response.",
+    ),
+    list_artifacts_omitted: (
+        "list.artifacts_omitted",
+        "without includeArtifacts, listed tasks have no artifacts field",
+        MUST,
+        "§3.1.4",
+        "When `includeArtifacts` is false (the default), the artifacts field MUST be omitted "
+        "entirely from each Task object in the response.",
+    ),
+    list_include_artifacts: (
+        "list.include_artifacts",
+        "includeArtifacts returns the artifacts GetTask shows",
+        SHOULD,
+        "§3.1.4",
+        "When `includeArtifacts` is true, the artifacts field should be included with its "
+        "actual content",
+    ),
+    list_pagination: (
+        "list.pagination",
+        "pageSize 1 pages through a context: no task twice, none lost, newest first",
+        MUST,
+        "§3.1.4",
+        "The operation MUST return only tasks visible to the authenticated client and MUST use "
+        "cursor-based pagination for performance and consistency. Tasks MUST be sorted by last "
+        "update time in descending order.",
+    ),
+    cancel_working: (
+        "cancel.working",
+        "CancelTask of a working task returns it; it ends TASK_STATE_CANCELED",
+        MUST,
+        "§3.1.5",
+        "The operation attempts to cancel the specified task and returns its updated state.",
+    ),
+    cancel_idempotent: (
+        "cancel.idempotent",
+        "cancelling a canceled task again has the same effect",
+        SHOULD,
+        "§3.3.1",
+        "**Cancel Task** operations are idempotent - multiple cancellation requests have the "
+        "same effect.",
+    ),
+    cancel_terminal: (
+        "cancel.terminal",
+        "CancelTask of a completed task is answered TaskNotCancelableError (-32002)",
+        MUST,
+        "§3.1.5",
+        "[`TaskNotCancelableError`](#332-error-handling): The task is not in a cancelable "
+        "state (e.g., already completed, failed, or canceled).",
+    ),
+    cancel_unknown: (
+        "cancel.unknown",
+        "CancelTask of an unknown id is answered TaskNotFoundError (-32001)",
+        MUST,
+        "§3.1.5",
+        "[`TaskNotFoundError`](#332-error-handling): The task ID does not exist or is not "
+        "accessible.",
+    ),
+}
+SLOW = {send_return_immediately, cancel_working, cancel_idempotent}

@@ -1,7 +1,7 @@
 """How `interlink a2a check` runs its cases: the registry, what a case is given, the run.
 
-A case is an async function registered with `@case(...)` with its metadata (id, title,
-level, the section and sentence it checks). It is given a `Ctx`: the options, the card
+A case is an async function listed in its module's `CASES` with its `Spec` (id, title, level, the
+section and sentence it checks). It is given a `Ctx`: the options, the card
 as fetched, the interfaces chosen from it (JSON-RPC; HTTP+JSON when declared), and
 helpers that send raw requests and create the tasks it needs (each case makes its own,
 except the one completed task that read-only cases share). A case returns what it saw
@@ -35,7 +35,6 @@ __all__ = [
     "Fail",
     "Options",
     "Skip",
-    "case",
     "expect_code",
     "load_cases",
     "message",
@@ -74,7 +73,6 @@ _REGISTRY = Registry["Ctx"](
     "interlink.check._a2a_cases_", ("card", "rpc", "task", "stream", "push", "rest"), _cite
 )
 CASES = _REGISTRY.entries
-case = _REGISTRY.case
 load_cases = _REGISTRY.load
 
 

@@ -4,8 +4,8 @@ unknown."""
 from __future__ import annotations
 
 from interlink.check._acp_cases_rpc import DECISIONS, expect_error
-from interlink.check._acp_runner import Ctx, case, short
-from interlink.check._cases import MUST, SHOULD, Fail, Skip
+from interlink.check._acp_runner import Ctx, short, succeeded
+from interlink.check._cases import MUST, SHOULD, Cases, Fail, Skip
 from interlink.check._wire import Message
 
 
@@ -22,14 +22,6 @@ def _modes(result: Message) -> tuple[object, list[str]]:
     return modes.get("currentModeId"), [i for i in ids if isinstance(i, str)]
 
 
-@case(
-    "modes.set",
-    "session/set_mode to an available mode succeeds; the current mode is one of them",
-    SHOULD,
-    "protocol/v1/session-modes.mdx",
-    "The current mode can be changed at any point during a session, whether the Agent is idle "
-    "or generating a response.",
-)
 async def set_mode(ctx: Ctx) -> str:
     agent = await ctx.agent()
     session, result = await ctx.new_session(agent)
@@ -38,18 +30,10 @@ async def set_mode(ctx: Ctx) -> str:
         raise Fail(f"currentModeId {current!r} is not among availableModes {ids}")
     target = next((i for i in ids if i != current), ids[0])
     answer = await agent.call("session/set_mode", {"sessionId": session, "modeId": target})
-    if "result" not in answer:
-        raise Fail(f"set_mode {target!r} failed: {short(answer)}")
+    succeeded(answer, f"set_mode {target!r} failed")
     return f"mode {current!r} -> {target!r}"
 
 
-@case(
-    "modes.unknown",
-    "session/set_mode to an unknown mode is -32602",
-    SHOULD,
-    "protocol/v1/session-modes.mdx and " + DECISIONS,
-    "The ID of the mode to switch to. Must be one of the modes listed in `availableModes`",
-)
 async def unknown_mode(ctx: Ctx) -> str:
     agent = await ctx.agent()
     session, result = await ctx.new_session(agent)
@@ -65,13 +49,6 @@ def _options(result: Message) -> list[Message]:
     return [o for o in options if isinstance(o, dict)]
 
 
-@case(
-    "config.defaults",
-    "every config option has a current value, and none is boolean (not advertised)",
-    MUST,
-    "protocol/v1/session-config-options.mdx",
-    "Agents MUST always provide a default value for every configuration option.",
-)
 async def config_defaults(ctx: Ctx) -> str:
     agent = await ctx.agent()
     _, result = await ctx.new_session(agent)
@@ -85,14 +62,6 @@ async def config_defaults(ctx: Ctx) -> str:
     return f"{len(options)} option(s), each with a value"
 
 
-@case(
-    "config.set",
-    "session/set_config_option answers the complete list of options",
-    MUST,
-    "protocol/v1/session-config-options.mdx",
-    "The Agent MUST respond with the complete list of all configuration options and their "
-    "current values",
-)
 async def config_set(ctx: Ctx) -> str:
     agent = await ctx.agent()
     session, result = await ctx.new_session(agent)
@@ -126,16 +95,50 @@ def _select_values(option: Message) -> list[object]:
     return values
 
 
-@case(
-    "config.unknown",
-    "session/set_config_option with an unknown option id is -32602",
-    SHOULD,
-    "protocol/v1/session-config-options.mdx and " + DECISIONS,
-    "The `id` of the configuration option to change",
-)
 async def config_unknown(ctx: Ctx) -> str:
     agent = await ctx.agent()
     session, result = await ctx.new_session(agent)
     _options(result)
     params = {"sessionId": session, "configId": "interlink-check-no-such-option", "value": "x"}
     return expect_error(await agent.call("session/set_config_option", params), -32602)
+
+
+CASES: Cases[Ctx] = {
+    set_mode: (
+        "modes.set",
+        "session/set_mode to an available mode succeeds; the current mode is one of them",
+        SHOULD,
+        "protocol/v1/session-modes.mdx",
+        "The current mode can be changed at any point during a session, whether the Agent is idle "
+        "or generating a response.",
+    ),
+    unknown_mode: (
+        "modes.unknown",
+        "session/set_mode to an unknown mode is -32602",
+        SHOULD,
+        "protocol/v1/session-modes.mdx and " + DECISIONS,
+        "The ID of the mode to switch to. Must be one of the modes listed in `availableModes`",
+    ),
+    config_defaults: (
+        "config.defaults",
+        "every config option has a current value, and none is boolean (not advertised)",
+        MUST,
+        "protocol/v1/session-config-options.mdx",
+        "Agents MUST always provide a default value for every configuration option.",
+    ),
+    config_set: (
+        "config.set",
+        "session/set_config_option answers the complete list of options",
+        MUST,
+        "protocol/v1/session-config-options.mdx",
+        "The Agent MUST respond with the complete list of all configuration options and their "
+        "current values",
+    ),
+    config_unknown: (
+        "config.unknown",
+        "session/set_config_option with an unknown option id is -32602",
+        SHOULD,
+        "protocol/v1/session-config-options.mdx and " + DECISIONS,
+        "The `id` of the configuration option to change",
+    ),
+}

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from interlink.check._acp_runner import Ctx, case, initialize_params, session_params, short
-from interlink.check._cases import MUST, SHOULD, Fail, Skip
+from interlink.check._acp_runner import Ctx, initialize_params, session_params, short, succeeded
+from interlink.check._cases import MUST, SHOULD, Cases, Fail, Skip, each
 from interlink.check._report import Level
 from interlink.check._wire import AgentUnderTest, Message, is_response, same_id
 
@@ -220,7 +220,7 @@ _BAD_INPUTS = [
 ]
 
 
-def _register_bad_input(bad: BadInput) -> None:
+def _bad_input(bad: BadInput) -> Cases[Ctx]:
     async def answer(ctx: Ctx) -> str:
         assert bad.judge is not None
         agent = await ctx.agent()
@@ -232,44 +232,24 @@ def _register_bad_input(bad: BadInput) -> None:
         await agent.send_raw(bad.data)
         return await alive(agent)
 
-    if bad.judge is not None:
-        case(f"rpc.{bad.name}", bad.title, bad.level, bad.page, bad.sentence)(answer)
-    case(
-        f"process.survives-{bad.name}",
-        f"still serving after {bad.what}",
-        bad.survival,
-        JSONRPC_REPLY,
-        JSONRPC_REPLY_SENTENCE,
-    )(survival)
-
-
-for _bad in _BAD_INPUTS:
-    _register_bad_input(_bad)
+    survives = (f"still serving after {bad.what}", bad.survival, JSONRPC_REPLY)
+    cases: Cases[Ctx] = {
+        survival: (f"process.survives-{bad.name}", *survives, JSONRPC_REPLY_SENTENCE)
+    }
+    if bad.judge is None:
+        return cases
+    return {answer: (f"rpc.{bad.name}", bad.title, bad.level, bad.page, bad.sentence)} | cases
 
 
 # -- framing that is valid ---------------------------------------------------------------
 
 
-@case(
-    "rpc.crlf",
-    "a request ended by CRLF is answered (CR is JSON whitespace)",
-    MUST,
-    JSONRPC_REPLY,
-    JSONRPC_REPLY_SENTENCE,
-)
 async def crlf(ctx: Ctx) -> str:
     agent = await ctx.agent()
     await agent.send_raw(b'{"jsonrpc":"2.0","id":"crlf","method":"_interlink.check/crlf"}\r\n')
     return _any_answer(await agent.response("crlf"))
 
 
-@case(
-    "rpc.large-line",
-    "a 1 MiB request line is answered",
-    SHOULD,
-    JSONRPC_REPLY,
-    JSONRPC_REPLY_SENTENCE,
-)
 async def large_line(ctx: Ctx) -> str:
     agent = await ctx.agent()
     pad = {"interlink.check/pad": "x" * (1 << 20)}
@@ -278,13 +258,6 @@ async def large_line(ctx: Ctx) -> str:
     return f"{_any_answer(answer)}; {await alive(agent)}"
 
 
-@case(
-    "rpc.multibyte",
-    "a request with multi-byte UTF-8, written split inside a character, is answered",
-    MUST,
-    "protocol/v1/transports.mdx",
-    "JSON-RPC messages MUST be UTF-8 encoded.",
-)
 async def multibyte(ctx: Ctx) -> str:
     agent = await ctx.agent()
     line = (
@@ -305,7 +278,15 @@ _IDS: list[tuple[str, object]] = [
 ]
 
 
-def _register_id(name: str, rid: object) -> None:
+_ID_SAME = (
+    "id: This member is REQUIRED. It MUST be the same as the value of the id member in the "
+    "Request Object."
+)
+
+
+def _id(row: tuple[str, object]) -> Cases[Ctx]:
+    name, rid = row
+
     async def echo(ctx: Ctx) -> str:
         agent = await ctx.agent()
         await agent.request("_interlink.check/id", id=rid)
@@ -314,27 +295,9 @@ def _register_id(name: str, rid: object) -> None:
             raise Fail(f"sent id {rid!r}, the answer has id {answer.get('id')!r}")
         return f"id {rid!r} echoed"
 
-    case(
-        f"rpc.id-{name}",
-        f"a {name} id is echoed exactly",
-        MUST,
-        JSONRPC_ID,
-        "id: This member "
-        "is REQUIRED. It MUST be the same as the value of the id member in the Request Object.",
-    )(echo)
+    return {echo: (f"rpc.id-{name}", f"a {name} id is echoed exactly", MUST, JSONRPC_ID, _ID_SAME)}
 
 
-for _name, _rid in _IDS:
-    _register_id(_name, _rid)
-
-
-@case(
-    "rpc.notifications-unanswered",
-    "notifications (known, unknown, extension) are never answered",
-    MUST,
-    "JSON-RPC 2.0 §4.1 (Notification)",
-    "The Server MUST NOT reply to a Notification, including those that are within a batch request.",
-)
 async def notifications_unanswered(ctx: Ctx) -> str:
     agent = await ctx.agent()
     await agent.notify("session/interlink_no_such_notification", {"sessionId": "x"})
@@ -347,13 +310,6 @@ async def notifications_unanswered(ctx: Ctx) -> str:
     return "no answer to any of the three notifications"
 
 
-@case(
-    "rpc.unknown-method",
-    "an unknown method is answered -32601",
-    SHOULD,  # the code table names -32601; no sentence makes it a MUST
-    "JSON-RPC 2.0 §5.1 (Error object)",
-    "-32601 Method not found: The method does not exist / is not available.",
-)
 async def unknown_method(ctx: Ctx) -> str:
     agent = await ctx.agent()
     return expect_error(await agent.call("session/interlink_no_such_method", {}), -32601)
@@ -362,78 +318,38 @@ async def unknown_method(ctx: Ctx) -> str:
 # -- extensions --------------------------------------------------------------------------
 
 
-@case(
-    "ext.request-answered",
-    "an extension request (`_`-prefixed) is answered with its id",
-    MUST,
-    EXTENSIBILITY,
-    "Upon receiving a custom request, implementations MUST respond accordingly with the "
-    "provided id",
-)
 async def ext_answered(ctx: Ctx) -> str:
     agent = await ctx.agent()
     return _any_answer(await agent.call("_interlink.check/unknown", {"x": 1}, id="ext-1"))
 
 
-@case(
-    "ext.unknown-request",
-    "an unrecognised extension request is answered -32601",
-    SHOULD,
-    EXTENSIBILITY,
-    "If the receiving end doesn't recognize the custom method name, it should respond with "
-    'the standard "Method not found" error',
-)
 async def ext_unknown(ctx: Ctx) -> str:
     agent = await ctx.agent()
     return expect_error(await agent.call("_interlink.check/unknown", {"x": 1}), -32601)
 
 
-@case(
-    "ext.notification-ignored",
-    "an unrecognised extension notification is ignored",
-    SHOULD,
-    EXTENSIBILITY,
-    "Unlike with custom requests, implementations SHOULD ignore unrecognized notifications.",
-)
 async def ext_notification(ctx: Ctx) -> str:
     agent = await ctx.agent()
     await agent.notify("_interlink.check/note", {"_meta": {"x": 1}})
     return await alive(agent)
 
 
-@case(
-    "ext.meta",
-    "`_meta` on initialize and session/new is accepted",
-    SHOULD,
-    EXTENSIBILITY,
-    "All types in the protocol include a `_meta` field with type `{ [key: string]: unknown }` "
-    "that implementations can use to attach custom information.",
-)
 async def ext_meta(ctx: Ctx) -> str:
     agent = await ctx.agent(initialized=False)
     meta = {"_meta": {"interlink.check/meta": {"n": 1}, "traceparent": "00-0-0-00"}}
     rid = await agent.request("initialize", initialize_params(**meta))
     answer = await agent.response(rid, within=ctx.options.startup)
-    if "result" not in answer:
-        raise Fail(f"initialize with _meta: {short(answer)}")
+    succeeded(answer, "initialize with _meta")
     if ctx.probe.session is None:
         return "initialize with _meta served (session/new fails here even without _meta)"
     answer = await agent.call("session/new", session_params(ctx.options, **meta))
-    if "result" not in answer:
-        raise Fail(f"session/new with _meta: {short(answer)}")
+    succeeded(answer, "session/new with _meta")
     return "initialize and session/new with _meta served"
 
 
 # -- the process ---------------------------------------------------------------------------
 
 
-@case(
-    "process.stdout-only-protocol",
-    "everything the agent writes to stdout is a JSON-RPC message",
-    MUST,
-    TRANSPORTS,
-    "The agent MUST NOT write anything to its stdout that is not a valid ACP message.",
-)
 async def stdout_only(ctx: Ctx) -> str:
     agent = await ctx.agent()
     try:
@@ -453,13 +369,6 @@ async def stdout_only(ctx: Ctx) -> str:
     return f"{len(agent.messages)} messages, all JSON-RPC"
 
 
-@case(
-    "process.exit-on-eof",
-    "the agent exits when its stdin closes",
-    SHOULD,
-    DECISIONS,
-    "stdio, agent side: stdout carries JSON-RPC only. [...] EOF on stdin ends the agent cleanly.",
-)
 async def exit_on_eof(ctx: Ctx) -> str:
     agent = await ctx.agent()
     await agent.close_stdin()
@@ -467,3 +376,91 @@ async def exit_on_eof(ctx: Ctx) -> str:
     if status is None:
         raise Fail(f"still running {ctx.options.timeout:g}s after stdin closed")
     return f"exited with status {status}"
+
+
+CASES: Cases[Ctx] = {
+    **each(_bad_input, _BAD_INPUTS),
+    crlf: (
+        "rpc.crlf",
+        "a request ended by CRLF is answered (CR is JSON whitespace)",
+        MUST,
+        JSONRPC_REPLY,
+        JSONRPC_REPLY_SENTENCE,
+    ),
+    large_line: (
+        "rpc.large-line",
+        "a 1 MiB request line is answered",
+        SHOULD,
+        JSONRPC_REPLY,
+        JSONRPC_REPLY_SENTENCE,
+    ),
+    multibyte: (
+        "rpc.multibyte",
+        "a request with multi-byte UTF-8, written split inside a character, is answered",
+        MUST,
+        "protocol/v1/transports.mdx",
+        "JSON-RPC messages MUST be UTF-8 encoded.",
+    ),
+    **each(_id, _IDS),
+    notifications_unanswered: (
+        "rpc.notifications-unanswered",
+        "notifications (known, unknown, extension) are never answered",
+        MUST,
+        "JSON-RPC 2.0 §4.1 (Notification)",
+        "The Server MUST NOT reply to a Notification, including those that are within a batch "
+        "request.",
+    ),
+    unknown_method: (
+        "rpc.unknown-method",
+        "an unknown method is answered -32601",
+        SHOULD,
+        "JSON-RPC 2.0 §5.1 (Error object)",
+        "-32601 Method not found: The method does not exist / is not available.",
+    ),
+    ext_answered: (
+        "ext.request-answered",
+        "an extension request (`_`-prefixed) is answered with its id",
+        MUST,
+        EXTENSIBILITY,
+        "Upon receiving a custom request, implementations MUST respond accordingly with the "
+        "provided id",
+    ),
+    ext_unknown: (
+        "ext.unknown-request",
+        "an unrecognised extension request is answered -32601",
+        SHOULD,
+        EXTENSIBILITY,
+        "If the receiving end doesn't recognize the custom method name, it should respond with "
+        'the standard "Method not found" error',
+    ),
+    ext_notification: (
+        "ext.notification-ignored",
+        "an unrecognised extension notification is ignored",
+        SHOULD,
+        EXTENSIBILITY,
+        "Unlike with custom requests, implementations SHOULD ignore unrecognized notifications.",
+    ),
+    ext_meta: (
+        "ext.meta",
+        "`_meta` on initialize and session/new is accepted",
+        SHOULD,
+        EXTENSIBILITY,
+        "All types in the protocol include a `_meta` field with type `{ [key: string]: unknown }` "
+        "that implementations can use to attach custom information.",
+    ),
+    stdout_only: (
+        "process.stdout-only-protocol",
+        "everything the agent writes to stdout is a JSON-RPC message",
+        MUST,
+        TRANSPORTS,
+        "The agent MUST NOT write anything to its stdout that is not a valid ACP message.",
+    ),
+    exit_on_eof: (
+        "process.exit-on-eof",
+        "the agent exits when its stdin closes",
+        SHOULD,
+        DECISIONS,
+        "stdio, agent side: stdout carries JSON-RPC only. [...] EOF on stdin ends the agent "
+        "cleanly.",
+    ),
+}

@@ -9,8 +9,8 @@ import msgspec
 from interlink.acp import convert
 from interlink.acp import schema as s
 from interlink.check._acp_cases_rpc import DECISIONS, error_code, expect_error
-from interlink.check._acp_runner import Ctx, case, session_params, short
-from interlink.check._cases import MUST, SHOULD, Fail, Skip
+from interlink.check._acp_runner import Ctx, session_params, short, succeeded
+from interlink.check._cases import MUST, SHOULD, Cases, Fail, Skip, each
 from interlink.check._wire import Message
 
 INIT = "protocol/v1/initialization.mdx"
@@ -22,13 +22,6 @@ GATED = DECISIONS.replace("the spec is silent", "the spec binds only the client"
 GATED_SENTENCE = "Capability-gated method that was not advertised -> -32601, on both sides"
 
 
-@case(
-    "init.same-version",
-    "initialize with version 1 is answered with version 1",
-    MUST,
-    INIT,
-    "If the Agent supports the requested version, it MUST respond with the same version.",
-)
 async def same_version(ctx: Ctx) -> str:
     if ctx.probe.init is None:
         raise Fail(ctx.probe.init_problem)
@@ -38,13 +31,6 @@ async def same_version(ctx: Ctx) -> str:
     return "protocolVersion 1"
 
 
-@case(
-    "init.response-schema",
-    "the initialize answer is an InitializeResponse (version, capabilities, auth methods)",
-    MUST,
-    INIT,
-    "The Agent MUST respond with the chosen protocol version and the capabilities it supports.",
-)
 async def response_schema(ctx: Ctx) -> str:
     if ctx.probe.init is None:
         raise Fail(ctx.probe.init_problem)
@@ -55,13 +41,6 @@ async def response_schema(ctx: Ctx) -> str:
     return f"capabilities {short(ctx.probe.caps, 200)}"
 
 
-@case(
-    "init.newer-version",
-    "initialize with a version from the future is answered with the agent's latest",
-    MUST,
-    INIT,
-    "Otherwise, the Agent MUST respond with the latest version it supports.",
-)
 async def newer_version(ctx: Ctx) -> str:
     agent = await ctx.agent(initialized=False)
     answer = await ctx.initialize(agent, version=65535)
@@ -74,13 +53,6 @@ async def newer_version(ctx: Ctx) -> str:
     return f"answered protocolVersion {version}"
 
 
-@case(
-    "init.agent-info",
-    "the agent names itself (agentInfo name and version)",
-    SHOULD,
-    INIT,
-    "It SHOULD also provide a name and version to the Client as well",
-)
 async def agent_info(ctx: Ctx) -> str:
     info = (ctx.probe.init or {}).get("agentInfo")
     if not (isinstance(info, dict) and info.get("name") and info.get("version")):
@@ -88,14 +60,6 @@ async def agent_info(ctx: Ctx) -> str:
     return f"{info['name']} {info['version']}"
 
 
-@case(
-    "init.gate",
-    "a request before initialize is refused (not served)",
-    SHOULD,
-    "protocol/v1/session-setup.mdx and " + DECISIONS,
-    "Before creating a session, Clients MUST first complete the initialization phase to "
-    "establish protocol compatibility and capabilities.",
-)
 async def gate(ctx: Ctx) -> str:
     agent = await ctx.agent(initialized=False)
     rid = await agent.request("session/new", session_params(ctx.options))
@@ -107,13 +71,6 @@ async def gate(ctx: Ctx) -> str:
     return f"refused: {short(answer)}"
 
 
-@case(
-    "auth.methods-schema",
-    "each advertised auth method has an id and a name",
-    MUST,
-    "protocol/v1/authentication.mdx",
-    "Agents advertise available authentication methods in `authMethods`. Every method has an id",
-)
 async def auth_methods(ctx: Ctx) -> str:
     methods = ctx.probe.auth_methods
     if not methods:
@@ -124,14 +81,6 @@ async def auth_methods(ctx: Ctx) -> str:
     return "methods " + ", ".join(str(m["id"]) for m in methods)
 
 
-@case(
-    "auth.required-code",
-    "session/new refused for want of authentication is -32000",
-    SHOULD,
-    "protocol/v1/schema.mdx (ErrorCode)",
-    "-32000 Authentication required: Authentication is required before this operation can be "
-    "performed.",
-)
 async def auth_required(ctx: Ctx) -> str:
     error = ctx.probe.session_error
     if error is None:
@@ -143,14 +92,6 @@ async def auth_required(ctx: Ctx) -> str:
     return f"refused: {short(error)}"
 
 
-@case(
-    "auth.authenticate",
-    "authenticate with an advertised method (--auth) succeeds, then session/new is served",
-    MUST,
-    "protocol/v1/authentication.mdx",
-    "Every method has an `id`, but the Client sends that ID to `authenticate` only for a "
-    "method whose type defines that protocol-driven flow.",
-)
 async def authenticate(ctx: Ctx) -> str:
     if not ctx.probe.auth_methods:
         raise Skip("the agent advertises no authMethods")
@@ -164,25 +105,11 @@ async def authenticate(ctx: Ctx) -> str:
 # -- sessions ------------------------------------------------------------------------------
 
 
-@case(
-    "session.new",
-    "session/new answers a session id",
-    MUST,
-    SETUP,
-    "The Agent MUST respond with a unique Session ID that identifies this conversation",
-)
 async def new_session(ctx: Ctx) -> str:
     agent = await ctx.agent()
     return f"sessionId {await ctx.session(agent, judged=True)!r}"
 
 
-@case(
-    "session.unique",
-    "two sessions get different ids",
-    MUST,
-    SETUP,
-    "The Agent MUST respond with a unique Session ID that identifies this conversation",
-)
 async def unique(ctx: Ctx) -> str:
     agent = await ctx.agent()
     first = await ctx.session(agent, judged=True)
@@ -216,32 +143,25 @@ _UNKNOWN_SESSION_CALLS: list[tuple[str, str, str | None, dict[str, object]]] = [
 ]
 
 
-def _register_unknown(name: str, method: str, cap: str | None, extra: dict[str, object]) -> None:
+def _unknown(row: tuple[str, str, str | None, dict[str, object]]) -> Cases[Ctx]:
+    name, method, cap, extra = row
+
     async def unknown(ctx: Ctx) -> str:
         if cap == "load" and ctx.probe.caps.get("loadSession") is not True:
             raise Skip("loadSession is not advertised")
         if cap in ("modes", "configOptions"):
             if not (ctx.probe.session or {}).get(cap):
                 raise Skip(f"session/new returned no {cap}")
-        elif cap not in (None, "load") and not ctx.probe.session_cap(cap):
-            raise Skip(f"sessionCapabilities.{cap} is not advertised")
+        elif cap not in (None, "load"):
+            ctx.probe.need_session_cap(cap)
         agent = await ctx.agent()
         params: dict[str, object] = {"sessionId": UNKNOWN_SESSION, **extra}
         if method in ("session/load", "session/resume"):
             params["cwd"] = ctx.options.session_cwd
         return expect_not_found(await agent.call(method, params), UNKNOWN_SESSION)
 
-    case(
-        f"session.{name}-unknown",
-        f"{method} of an unknown session is -32002 with data.sessionId",
-        SHOULD,
-        NOT_FOUND,
-        NOT_FOUND_SENTENCE,
-    )(unknown)
-
-
-for _args in _UNKNOWN_SESSION_CALLS:
-    _register_unknown(*_args)
+    title = f"{method} of an unknown session is -32002 with data.sessionId"
+    return {unknown: (f"session.{name}-unknown", title, SHOULD, NOT_FOUND, NOT_FOUND_SENTENCE)}
 
 
 _GATES: list[tuple[str, str, dict[str, object]]] = [
@@ -253,7 +173,9 @@ _GATES: list[tuple[str, str, dict[str, object]]] = [
 ]
 
 
-def _register_gate(cap: str, method: str, params: dict[str, object]) -> None:
+def _gate(row: tuple[str, str, dict[str, object]]) -> Cases[Ctx]:
+    cap, method, params = row
+
     async def gated(ctx: Ctx) -> str:
         advertised = (
             ctx.probe.caps.get("loadSession") is True
@@ -268,29 +190,12 @@ def _register_gate(cap: str, method: str, params: dict[str, object]) -> None:
             sent["cwd"] = ctx.options.session_cwd
         return expect_error(await agent.call(method, sent), -32601)
 
-    case(
-        f"session.{cap}-not-advertised",
-        f"{method}, not advertised, is answered -32601",
-        SHOULD,
-        GATED,
-        GATED_SENTENCE,
-    )(gated)
+    title = f"{method}, not advertised, is answered -32601"
+    return {gated: (f"session.{cap}-not-advertised", title, SHOULD, GATED, GATED_SENTENCE)}
 
 
-for _args2 in _GATES:
-    _register_gate(*_args2)
-
-
-@case(
-    "session.list",
-    "session/list answers a sessions array",
-    MUST,
-    "protocol/v1/session-list.mdx",
-    "The Agent MUST respond with a list of sessions and optional pagination metadata",
-)
 async def list_sessions(ctx: Ctx) -> str:
-    if not ctx.probe.session_cap("list"):
-        raise Skip("sessionCapabilities.list is not advertised")
+    ctx.probe.need_session_cap("list")
     agent = await ctx.agent()
     answer = await agent.call("session/list", {})
     if error_code(answer) == -32000:
@@ -305,51 +210,23 @@ async def list_sessions(ctx: Ctx) -> str:
     return f"{len(sessions)} session(s)"
 
 
-@case(
-    "session.close",
-    "session/close of a live session succeeds",
-    MUST,
-    SETUP,
-    "The Agent MUST cancel any ongoing work for that session as if `session/cancel` had been "
-    "called, then free the resources associated with the session.",
-)
 async def close(ctx: Ctx) -> str:
-    if not ctx.probe.session_cap("close"):
-        raise Skip("sessionCapabilities.close is not advertised")
+    ctx.probe.need_session_cap("close")
     agent = await ctx.agent()
     session = await ctx.session(agent)
     answer = await agent.call("session/close", {"sessionId": session})
-    if "result" not in answer:
-        raise Fail(f"session/close failed: {short(answer)}")
+    succeeded(answer, "session/close failed")
     return "closed"
 
 
-@case(
-    "session.delete-unknown",
-    "session/delete of a session that never existed succeeds",
-    SHOULD,
-    "protocol/v1/session-delete.mdx",
-    "Deleting an already-deleted session, or a session that never existed, SHOULD succeed "
-    "silently.",
-)
 async def delete_unknown(ctx: Ctx) -> str:
-    if not ctx.probe.session_cap("delete"):
-        raise Skip("sessionCapabilities.delete is not advertised")
+    ctx.probe.need_session_cap("delete")
     agent = await ctx.agent()
     answer = await agent.call("session/delete", {"sessionId": UNKNOWN_SESSION})
-    if "result" not in answer:
-        raise Fail(f"refused: {short(answer)}")
+    succeeded(answer, "refused")
     return "succeeded"
 
 
-@case(
-    "session.load-replay",
-    "session/load of a session with a turn replays it as session/update before answering",
-    MUST,
-    SETUP,
-    "The Agent MUST replay the entire conversation to the Client in the form of "
-    "`session/update` notifications (like `session/prompt`).",
-)
 async def load_replay(ctx: Ctx) -> str:
     if ctx.probe.caps.get("loadSession") is not True:
         raise Skip("loadSession is not advertised")
@@ -358,14 +235,12 @@ async def load_replay(ctx: Ctx) -> str:
     session = await ctx.session(agent)
     prompt = [{"type": "text", "text": words}]
     turn = await agent.call("session/prompt", {"sessionId": session, "prompt": prompt})
-    if "result" not in turn:
-        raise Fail(f"the turn to replay failed: {short(turn)}")
+    succeeded(turn, "the turn to replay failed")
     params = {"sessionId": session, "cwd": ctx.options.session_cwd, "mcpServers": []}
     seen = len(agent.messages)
     rid = await agent.request("session/load", params)
     answer = await agent.response(rid)
-    if "result" not in answer:
-        raise Fail(f"session/load of a live session failed: {short(answer)}")
+    succeeded(answer, "session/load of a live session failed")
     before = agent.messages[seen : agent.messages.index(answer)]
     replayed = [m for m in before if m.get("method") == "session/update"]
     if not replayed:
@@ -373,25 +248,134 @@ async def load_replay(ctx: Ctx) -> str:
     return f"{len(replayed)} session/update replayed, then the answer"
 
 
-@case(
-    "session.resume-no-replay",
-    "session/resume answers without replaying the conversation",
-    MUST,
-    SETUP,
-    "Unlike `session/load`, the Agent MUST NOT replay the conversation history via "
-    "`session/update` notifications before responding.",
-)
 async def resume(ctx: Ctx) -> str:
-    if not ctx.probe.session_cap("resume"):
-        raise Skip("sessionCapabilities.resume is not advertised")
+    ctx.probe.need_session_cap("resume")
     agent = await ctx.agent()
     session = await ctx.session(agent)
     seen = len(agent.messages)
     params = {"sessionId": session, "cwd": ctx.options.session_cwd, "mcpServers": []}
     answer = await agent.call("session/resume", params)
-    if "result" not in answer:
-        raise Fail(f"session/resume of a live session failed: {short(answer)}")
+    succeeded(answer, "session/resume of a live session failed")
     replayed = [m for m in agent.messages[seen:] if m.get("method") == "session/update"]
     if replayed:
         raise Fail(f"{len(replayed)} session/update before the answer: {short(replayed[0])}")
     return "resumed, nothing replayed"
+
+
+CASES: Cases[Ctx] = {
+    same_version: (
+        "init.same-version",
+        "initialize with version 1 is answered with version 1",
+        MUST,
+        INIT,
+        "If the Agent supports the requested version, it MUST respond with the same version.",
+    ),
+    response_schema: (
+        "init.response-schema",
+        "the initialize answer is an InitializeResponse (version, capabilities, auth methods)",
+        MUST,
+        INIT,
+        "The Agent MUST respond with the chosen protocol version and the capabilities it supports.",
+    ),
+    newer_version: (
+        "init.newer-version",
+        "initialize with a version from the future is answered with the agent's latest",
+        MUST,
+        INIT,
+        "Otherwise, the Agent MUST respond with the latest version it supports.",
+    ),
+    agent_info: (
+        "init.agent-info",
+        "the agent names itself (agentInfo name and version)",
+        SHOULD,
+        INIT,
+        "It SHOULD also provide a name and version to the Client as well",
+    ),
+    gate: (
+        "init.gate",
+        "a request before initialize is refused (not served)",
+        SHOULD,
+        "protocol/v1/session-setup.mdx and " + DECISIONS,
+        "Before creating a session, Clients MUST first complete the initialization phase to "
+        "establish protocol compatibility and capabilities.",
+    ),
+    auth_methods: (
+        "auth.methods-schema",
+        "each advertised auth method has an id and a name",
+        MUST,
+        "protocol/v1/authentication.mdx",
+        "Agents advertise available authentication methods in `authMethods`. Every method has an "
+        "id",
+    ),
+    auth_required: (
+        "auth.required-code",
+        "session/new refused for want of authentication is -32000",
+        SHOULD,
+        "protocol/v1/schema.mdx (ErrorCode)",
+        "-32000 Authentication required: Authentication is required before this operation can be "
+        "performed.",
+    ),
+    authenticate: (
+        "auth.authenticate",
+        "authenticate with an advertised method (--auth) succeeds, then session/new is served",
+        MUST,
+        "protocol/v1/authentication.mdx",
+        "Every method has an `id`, but the Client sends that ID to `authenticate` only for a "
+        "method whose type defines that protocol-driven flow.",
+    ),
+    new_session: (
+        "session.new",
+        "session/new answers a session id",
+        MUST,
+        SETUP,
+        "The Agent MUST respond with a unique Session ID that identifies this conversation",
+    ),
+    unique: (
+        "session.unique",
+        "two sessions get different ids",
+        MUST,
+        SETUP,
+        "The Agent MUST respond with a unique Session ID that identifies this conversation",
+    ),
+    **each(_unknown, _UNKNOWN_SESSION_CALLS),
+    **each(_gate, _GATES),
+    list_sessions: (
+        "session.list",
+        "session/list answers a sessions array",
+        MUST,
+        "protocol/v1/session-list.mdx",
+        "The Agent MUST respond with a list of sessions and optional pagination metadata",
+    ),
+    close: (
+        "session.close",
+        "session/close of a live session succeeds",
+        MUST,
+        SETUP,
+        "The Agent MUST cancel any ongoing work for that session as if `session/cancel` had been "
+        "called, then free the resources associated with the session.",
+    ),
+    delete_unknown: (
+        "session.delete-unknown",
+        "session/delete of a session that never existed succeeds",
+        SHOULD,
+        "protocol/v1/session-delete.mdx",
+        "Deleting an already-deleted session, or a session that never existed, SHOULD succeed "
+        "silently.",
+    ),
+    load_replay: (
+        "session.load-replay",
+        "session/load of a session with a turn replays it as session/update before answering",
+        MUST,
+        SETUP,
+        "The Agent MUST replay the entire conversation to the Client in the form of "
+        "`session/update` notifications (like `session/prompt`).",
+    ),
+    resume: (
+        "session.resume-no-replay",
+        "session/resume answers without replaying the conversation",
+        MUST,
+        SETUP,
+        "Unlike `session/load`, the Agent MUST NOT replay the conversation history via "
+        "`session/update` notifications before responding.",
+    ),
+}

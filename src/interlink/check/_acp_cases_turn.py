@@ -13,8 +13,8 @@ import msgspec
 from interlink.acp import convert
 from interlink.acp import schema as s
 from interlink.check._acp_cases_rpc import error_code, expect_error
-from interlink.check._acp_runner import Ctx, case, short
-from interlink.check._cases import MUST, SHOULD, Fail, Skip
+from interlink.check._acp_runner import Ctx, short
+from interlink.check._cases import MUST, SHOULD, Cases, Fail, Skip
 from interlink.check._wire import AgentUnderTest, Message, is_response, reject_outcome, same_id
 
 TURN = "protocol/v1/prompt-turn.mdx"
@@ -64,14 +64,6 @@ def stop_reason(answer: Message) -> object:
     return result.get("stopReason")
 
 
-@case(
-    "prompt.stop-reason",
-    "a turn ends with a response carrying a stop reason",
-    MUST,
-    TURN,
-    "If there are no pending tool calls, the turn ends and the Agent MUST respond to the "
-    "original `session/prompt` request with a `StopReason`",
-)
 async def prompt_stop_reason(ctx: Ctx) -> str:
     _, _, answer = await turn(ctx)
     reason = stop_reason(answer)
@@ -80,14 +72,6 @@ async def prompt_stop_reason(ctx: Ctx) -> str:
     return f"stopReason {reason!r}"
 
 
-@case(
-    "prompt.updates-before-answer",
-    "every session/update of a turn comes before the turn's answer",
-    MUST,
-    TURN,
-    "If there are no pending tool calls, the turn ends and the Agent MUST respond to the "
-    "original `session/prompt` request with a `StopReason`",
-)
 async def updates_before_answer(ctx: Ctx) -> str:
     agent, session, answer = await turn(ctx)
     stop_reason(answer)
@@ -95,13 +79,6 @@ async def updates_before_answer(ctx: Ctx) -> str:
     return f"{len(updates(agent, session))} update(s), all before the answer"
 
 
-@case(
-    "prompt.updates-schema",
-    "each session/update of a turn is a SessionNotification of that session",
-    MUST,
-    "protocol/v1/prompt-turn.mdx",
-    "The Agent reports the model's output to the Client via `session/update` notifications.",
-)
 async def updates_schema(ctx: Ctx) -> str:
     agent, session, answer = await turn(ctx)
     stop_reason(answer)
@@ -118,14 +95,6 @@ async def updates_schema(ctx: Ctx) -> str:
     return f"{len(sent)} update(s) decoded"
 
 
-@case(
-    "prompt.resource-link",
-    "a prompt with a text block and a resource_link block is served",
-    MUST,
-    "protocol/v1/initialization.mdx",
-    "As a baseline, all Agents MUST support `ContentBlock::Text` and "
-    "`ContentBlock::ResourceLink` in `session/prompt` requests.",
-)
 async def resource_link(ctx: Ctx) -> str:
     words = ctx.need_prompt()
     agent = await ctx.agent()
@@ -136,14 +105,6 @@ async def resource_link(ctx: Ctx) -> str:
     return f"stopReason {stop_reason(answer)!r}"
 
 
-@case(
-    "prompt.unadvertised-content",
-    "an image block, when promptCapabilities.image is not advertised, is -32602",
-    SHOULD,
-    "protocol/v1/prompt-turn.mdx (the spec binds only the client)",
-    "Clients MUST restrict types of content according to the Prompt Capabilities established "
-    "during initialization.",
-)
 async def unadvertised_content(ctx: Ctx) -> str:
     if ctx.probe.prompt_cap("image"):
         raise Skip("promptCapabilities.image is advertised")
@@ -155,14 +116,6 @@ async def unadvertised_content(ctx: Ctx) -> str:
     return expect_error(answer, -32602)
 
 
-@case(
-    "prompt.no-unadvertised-calls",
-    "during a turn the agent calls no client method the client did not advertise",
-    MUST,
-    "protocol/v1/file-system.mdx",
-    "If `readTextFile` or `writeTextFile` is `false` or not present, the Agent MUST NOT attempt "
-    "to call the corresponding filesystem method.",
-)
 async def no_unadvertised_calls(ctx: Ctx) -> str:
     which = "permission-prompt" if ctx.options.permission_prompt else "prompt"
     agent, _, answer = await turn(ctx, which)
@@ -190,15 +143,6 @@ async def slow_turn(ctx: Ctx) -> tuple[AgentUnderTest, str, object]:
     return agent, session, rid
 
 
-@case(
-    "cancel.session-cancel",
-    "session/cancel during a turn: the turn answers stopReason cancelled",
-    MUST,
-    TURN,
-    "After all ongoing operations have been successfully aborted and pending updates have been "
-    "sent, the Agent MUST respond to the original `session/prompt` request with the "
-    "`cancelled` stop reason.",
-)
 async def session_cancel(ctx: Ctx) -> str:
     agent, session, rid = await slow_turn(ctx)
     await agent.notify("session/cancel", {"sessionId": session})
@@ -208,15 +152,6 @@ async def session_cancel(ctx: Ctx) -> str:
     return "stopReason 'cancelled'"
 
 
-@case(
-    "cancel.no-updates-after-answer",
-    "after a cancelled turn's answer no session/update follows",
-    MUST,
-    TURN,
-    "The Agent MAY send `session/update` notifications with content or tool call updates after "
-    "receiving the `session/cancel` notification, but it MUST ensure that it does so before "
-    "responding to the `session/prompt` request.",
-)
 async def no_updates_after(ctx: Ctx) -> str:
     agent, session, rid = await slow_turn(ctx)
     await agent.notify("session/cancel", {"sessionId": session})
@@ -225,15 +160,6 @@ async def no_updates_after(ctx: Ctx) -> str:
     return f"answered {short(answer, 100)}; nothing after it"
 
 
-@case(
-    "cancel.cancel-request",
-    "$/cancel_request of a running prompt: the request is answered (-32800 or a result)",
-    SHOULD,
-    CANCEL,
-    "MUST send one of these responses for the original request: A valid response with "
-    "appropriate data (such as partial results or cancellation marker); An error response "
-    "with code -32800 (Request Cancelled)",
-)
 async def cancel_request(ctx: Ctx) -> str:
     agent, _, rid = await slow_turn(ctx)
     await agent.notify("$/cancel_request", {"requestId": rid})
@@ -243,15 +169,6 @@ async def cancel_request(ctx: Ctx) -> str:
     return f"answered {short(answer, 150)}"
 
 
-@case(
-    "cancel.permission-pending",
-    "session/cancel while a permission request is pending: the turn answers cancelled",
-    MUST,
-    TURN,
-    "The Client MUST respond to all pending `session/request_permission` requests with the "
-    "`cancelled` outcome. [...] the Agent MUST respond to the original `session/prompt` "
-    "request with the `cancelled` stop reason.",
-)
 async def permission_pending(ctx: Ctx) -> str:
     words = ctx.need_prompt("permission-prompt")
     asked: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
@@ -277,3 +194,91 @@ async def permission_pending(ctx: Ctx) -> str:
     if reason != "cancelled":
         raise Fail(f"stopReason {reason!r} after session/cancel with a permission pending")
     return "stopReason 'cancelled'"
+
+
+CASES: Cases[Ctx] = {
+    prompt_stop_reason: (
+        "prompt.stop-reason",
+        "a turn ends with a response carrying a stop reason",
+        MUST,
+        TURN,
+        "If there are no pending tool calls, the turn ends and the Agent MUST respond to the "
+        "original `session/prompt` request with a `StopReason`",
+    ),
+    updates_before_answer: (
+        "prompt.updates-before-answer",
+        "every session/update of a turn comes before the turn's answer",
+        MUST,
+        TURN,
+        "If there are no pending tool calls, the turn ends and the Agent MUST respond to the "
+        "original `session/prompt` request with a `StopReason`",
+    ),
+    updates_schema: (
+        "prompt.updates-schema",
+        "each session/update of a turn is a SessionNotification of that session",
+        MUST,
+        "protocol/v1/prompt-turn.mdx",
+        "The Agent reports the model's output to the Client via `session/update` notifications.",
+    ),
+    resource_link: (
+        "prompt.resource-link",
+        "a prompt with a text block and a resource_link block is served",
+        MUST,
+        "protocol/v1/initialization.mdx",
+        "As a baseline, all Agents MUST support `ContentBlock::Text` and "
+        "`ContentBlock::ResourceLink` in `session/prompt` requests.",
+    ),
+    unadvertised_content: (
+        "prompt.unadvertised-content",
+        "an image block, when promptCapabilities.image is not advertised, is -32602",
+        SHOULD,
+        "protocol/v1/prompt-turn.mdx (the spec binds only the client)",
+        "Clients MUST restrict types of content according to the Prompt Capabilities established "
+        "during initialization.",
+    ),
+    no_unadvertised_calls: (
+        "prompt.no-unadvertised-calls",
+        "during a turn the agent calls no client method the client did not advertise",
+        MUST,
+        "protocol/v1/file-system.mdx",
+        "If `readTextFile` or `writeTextFile` is `false` or not present, the Agent MUST NOT "
+        "attempt "
+        "to call the corresponding filesystem method.",
+    ),
+    session_cancel: (
+        "cancel.session-cancel",
+        "session/cancel during a turn: the turn answers stopReason cancelled",
+        MUST,
+        TURN,
+        "After all ongoing operations have been successfully aborted and pending updates have been "
+        "sent, the Agent MUST respond to the original `session/prompt` request with the "
+        "`cancelled` stop reason.",
+    ),
+    no_updates_after: (
+        "cancel.no-updates-after-answer",
+        "after a cancelled turn's answer no session/update follows",
+        MUST,
+        TURN,
+        "The Agent MAY send `session/update` notifications with content or tool call updates after "
+        "receiving the `session/cancel` notification, but it MUST ensure that it does so before "
+        "responding to the `session/prompt` request.",
+    ),
+    cancel_request: (
+        "cancel.cancel-request",
+        "$/cancel_request of a running prompt: the request is answered (-32800 or a result)",
+        SHOULD,
+        CANCEL,
+        "MUST send one of these responses for the original request: A valid response with "
+        "appropriate data (such as partial results or cancellation marker); An error response "
+        "with code -32800 (Request Cancelled)",
+    ),
+    permission_pending: (
+        "cancel.permission-pending",
+        "session/cancel while a permission request is pending: the turn answers cancelled",
+        MUST,
+        TURN,
+        "The Client MUST respond to all pending `session/request_permission` requests with the "
+        "`cancelled` outcome. [...] the Agent MUST respond to the original `session/prompt` "
+        "request with the `cancelled` stop reason.",
+    ),
+}

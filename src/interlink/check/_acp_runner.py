@@ -1,7 +1,7 @@
 """How `interlink acp check` runs its cases: the registry, what a case is given, the run.
 
-A case is an async function registered with `@case(...)` together with its metadata (id,
-title, level, the page and sentence it checks). It is given a `Ctx`: the options, what
+A case is an async function listed in its module's `CASES` with its `Spec` (id, title, level, the
+page and sentence it checks). It is given a `Ctx`: the options, what
 the probe learnt (the `initialize` answer and a first `session/new`), and `agent()`,
 which starts a fresh agent process for it (each case gets its own; all are killed when
 the case ends). A case returns what it saw (PASS), or raises `Fail` or `Skip`; an agent
@@ -31,7 +31,6 @@ __all__ = [
     "Options",
     "Probe",
     "Skip",
-    "case",
     "load_cases",
     "run_check",
 ]
@@ -72,6 +71,11 @@ class Probe:
         session = self.caps.get("sessionCapabilities")
         return isinstance(session, dict) and session.get(name) is not None
 
+    def need_session_cap(self, name: str) -> None:
+        """SKIP unless the agent advertises `sessionCapabilities.<name>`."""
+        if not self.session_cap(name):
+            raise Skip(f"sessionCapabilities.{name} is not advertised")
+
     def prompt_cap(self, name: str) -> bool:
         prompt = self.caps.get("promptCapabilities")
         return isinstance(prompt, dict) and prompt.get(name) is True
@@ -85,7 +89,6 @@ class Probe:
 # The report's order of areas.
 _REGISTRY = Registry["Ctx"]("interlink.check._acp_cases_", ("rpc", "session", "config", "turn"))
 CASES = _REGISTRY.entries
-case = _REGISTRY.case
 load_cases = _REGISTRY.load
 
 
@@ -102,8 +105,7 @@ class Ctx:
         await agent.start()
         if initialized:
             answer = await self.initialize(agent)
-            if "result" not in answer:
-                raise Fail(f"initialize failed: {short(answer)}")
+            succeeded(answer, "initialize failed")
         return agent
 
     async def initialize(
@@ -162,6 +164,12 @@ def initialize_params(version: object = PROTOCOL_VERSION, **extra: object) -> Me
 
 def session_params(options: Options, **extra: object) -> Message:
     return {"cwd": options.session_cwd, "mcpServers": [], **extra}
+
+
+def succeeded(answer: Message, what: str) -> None:
+    """FAIL, with `what` and the answer, unless `answer` is a result."""
+    if "result" not in answer:
+        raise Fail(f"{what}: {short(answer)}")
 
 
 def short(value: object, limit: int = 300) -> str:

@@ -1,28 +1,49 @@
-"""What both checkers' cases are: the `@case` registry, `Fail` and `Skip`, and how one
-case's run becomes a `Result`.
+"""What both checkers' cases are: the registry of case tables, `Fail` and `Skip`, and how
+one case's run becomes a `Result`.
 
-A case is an async function of its checker's context, registered with its metadata (id,
-title, level, the page and sentence it checks). It returns what it saw (PASS) or raises
-`Fail` (the target broke the rule) or `Skip` (the case cannot be asked of this target);
-the checker maps its own transport errors (no answer in time, a dropped connection) to
-an outcome, and any other exception is an ERROR: the checker broke, not the target.
+A case is an async function of its checker's context. Each module declares its cases as
+one table, `CASES`, from the function to its `Spec` (id, title, level, the page and
+sentence it checks): the catalogue reads as data next to the code and survives `-OO`. A case
+returns what it saw (PASS) or raises `Fail` (the target broke the rule) or `Skip` (the
+case cannot be asked of this target); the checker maps its own transport errors (no
+answer in time, a dropped connection) to an outcome, and any other exception is an
+ERROR: the checker broke, not the target.
 """
 
 from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from interlink.check._report import Case, Citation, Level, Outcome, Result, selected
 
-__all__ = ["MAY", "MUST", "SHOULD", "Entry", "Fail", "Registry", "Skip", "run_case"]
+__all__ = [
+    "MAY",
+    "MUST",
+    "SHOULD",
+    "Entry",
+    "Fail",
+    "Registry",
+    "Skip",
+    "Cases",
+    "Spec",
+    "each",
+    "run_case",
+]
 
 MUST, SHOULD, MAY = Level.MUST, Level.SHOULD, Level.MAY
 
 C = TypeVar("C")
+R = TypeVar("R")
+
+Spec = tuple[str, str, Level, str, str]
+"""A case's id, title, level, the page (or section) it checks and the page's sentence."""
+
+Cases = dict[Callable[[C], Awaitable[str]], Spec]
+"""A module's cases, in the report's order: each function with its `Spec`."""
 
 
 class Fail(Exception):
@@ -52,28 +73,30 @@ class Registry(Generic[C]):
         self._modules = [prefix + name for name in modules]
         self._cite = cite
 
-    def case(
-        self, id: str, title: str, level: Level, page: str, sentence: str, *, slow: bool = False
-    ) -> Callable[[Callable[[C], Awaitable[str]]], Callable[[C], Awaitable[str]]]:
-        """Register a case; `page` is the spec page (or section), `sentence` its words."""
-
-        def register(fn: Callable[[C], Awaitable[str]]) -> Callable[[C], Awaitable[str]]:
-            citation = Citation(self._cite(page), sentence)
-            self.entries.append(
-                Entry(Case(id, id.split(".", 1)[0], title, level, citation), fn, slow)
-            )
-            return fn
-
-        return register
+    def register(
+        self, table: Mapping[Callable[[C], Awaitable[str]], Spec], *, slow: Collection[object] = ()
+    ) -> None:
+        """Register a module's cases, in the table's order; those in `slow` wait for a long
+        task (a larger bound)."""
+        for run, (id, title, level, page, sentence) in table.items():
+            case = Case(id, id.split(".", 1)[0], title, level, Citation(self._cite(page), sentence))
+            self.entries.append(Entry(case, run, run in slow))
 
     def load(self) -> list[Entry[C]]:
-        """Every case (importing a module registers its cases)."""
-        for module in self._modules:
-            importlib.import_module(module)
+        """Every case: each module's `CASES`, in order (those in its `SLOW` wait longer)."""
+        if not self.entries:
+            for name in self._modules:
+                module = importlib.import_module(name)
+                self.register(module.CASES, slow=getattr(module, "SLOW", ()))
         return self.entries
 
     def selected(self, only: Sequence[str]) -> list[Entry[C]]:
         return [e for e in self.load() if selected(e.case, only)]
+
+
+def each(make: Callable[[R], Cases[C]], rows: Iterable[R]) -> Cases[C]:
+    """The cases `make` makes of each row, in the rows' order (cases made from a table)."""
+    return {run: spec for row in rows for run, spec in make(row).items()}
 
 
 def _no_mapping(exc: Exception) -> tuple[Outcome, str] | None:

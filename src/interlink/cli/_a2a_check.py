@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import argparse
 
-from interlink.cli._check_report import add_report_options, list_cases, write_report
-from interlink.cli._parser import usage
+from interlink.cli._check_report import add_report_options, check_options, list_cases, write_report
+from interlink.cli._parser import Commands, subcommand, usage
 
 __all__ = ["add_parser", "run"]
 
 _PROG = "interlink a2a check"
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    check = commands.add_parser(
+def add_parser(commands: Commands) -> None:
+    check = subcommand(
+        commands,
         "check",
-        help="check that an A2A server follows the protocol",
-        description="Fetch the agent card at URL's origin (/.well-known/agent-card.json) and "
+        "check that an A2A server follows the protocol",
+        "Fetch the agent card at URL's origin (/.well-known/agent-card.json) and "
         "check it, then speak raw HTTP and SSE to each interface it declares (JSON-RPC, "
         "HTTP+JSON): each "
         "method's answers and errors, version and extension negotiation, streams, "
@@ -72,15 +73,7 @@ def run(args: argparse.Namespace) -> int:
         return usage(_PROG, f"not an http(s) URL: {args.url!r}")
     if args.jobs < 1 or args.timeout <= 0:
         return usage(_PROG, "--jobs and --timeout must be positive")
-    options = checker.Options(
-        url=str(url),
-        timeout=args.timeout,
-        prompt=args.prompt,
-        input_prompt=args.input_prompt,
-        slow_prompt=args.slow_prompt,
-        jobs=args.jobs,
-        only=args.only,
-    )
+    options = check_options(checker.Options, args, url=str(url))
     if not any(selected(e.case, args.only) for e in cases):
         return usage(_PROG, f"--only {' '.join(args.only)} selects no case (see --list)")
     report = asyncio.run(checker.run_check(options))

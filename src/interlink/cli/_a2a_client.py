@@ -18,7 +18,7 @@ import sys
 import textwrap
 from typing import TYPE_CHECKING, Final
 
-from interlink.cli._parser import Parser
+from interlink.cli._parser import Commands, Parser, repeatable, subcommand
 from interlink.cli._terminal import Style, colors  # imported by the CLI anyway: costs nothing
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ class _Intermixed(Parser):
             self._mixing = False
 
 
-def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parsers(commands: Commands) -> None:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("url", metavar="URL", help="the agent's base URL (where its card is)")
     common.add_argument("--api-key", metavar="KEY", help="API key ($INTERLINK_A2A_API_KEY)")
@@ -99,27 +99,26 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--timeout", type=float, default=60.0, metavar="SECONDS", help="HTTP timeout (60)"
     )
     common.add_argument("--json", action="store_true", help="print ProtoJSON (see above)")
-    common.add_argument(
+    repeatable(
+        common,
         "--verify-key",
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="refuse a card this key (PEM public key, JWK or JWK set) did not sign",
+        "FILE",
+        "refuse a card this key (PEM public key, JWK or JWK set) did not sign",
     )
-    common.add_argument(
+    repeatable(
+        common,
         "--jwks",
-        action="append",
-        default=[],
-        metavar="FILE_OR_URL",
-        help="refuse a card no key of this JWK set (a file, or an http(s) URL) signed",
+        "FILE_OR_URL",
+        "refuse a card no key of this JWK set (a file, or an http(s) URL) signed",
     )
 
     def sub(name: str, help_: str, description: str) -> argparse.ArgumentParser:
-        return commands.add_parser(
+        return subcommand(
+            commands,
             name,
+            help_,
+            textwrap.fill(description, 88),
             parents=[common],
-            help=help_,
-            description=textwrap.fill(description, 88),
             epilog=EXIT_CODES,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
@@ -151,12 +150,8 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     send.add_argument("--context", metavar="ID", help="continue this context")
     send.add_argument("--task", metavar="ID", help="continue this task (e.g. answer a question)")
-    send.add_argument(
-        "--file",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="attach a file (repeatable): its bytes, name and guessed media type",
+    repeatable(
+        send, "--file", "PATH", "attach a file (repeatable): its bytes, name and guessed media type"
     )
     send.add_argument(
         "--no-wait",

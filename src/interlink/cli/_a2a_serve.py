@@ -21,15 +21,17 @@ import socket
 import sys
 
 from interlink.cli._acp_serve import AgentLoadError, load_object
+from interlink.cli._parser import Commands, subcommand
 
 __all__ = ["add_parser", "run"]
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    serve = commands.add_parser(
+def add_parser(commands: Commands) -> None:
+    serve = subcommand(
+        commands,
         "serve",
-        help="serve an A2A agent over HTTP",
-        description="Serve an A2A agent: JSON-RPC, Server-Sent Events and its agent card. "
+        "serve an A2A agent over HTTP",
+        "Serve an A2A agent: JSON-RPC, Server-Sent Events and its agent card. "
         "TARGET is MODULE:ATTR or path/to/file.py:ATTR naming an app made by "
         "interlink.a2a.create_app.",
     )
@@ -115,17 +117,16 @@ def _seconds(text: str) -> float:
     return value
 
 
-def add_db_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    db = commands.add_parser(
-        "db",
-        help="manage a task store's schema",
-        description="Manage the schema of a task store.",
+def add_db_parser(commands: Commands) -> None:
+    db = subcommand(
+        commands, "db", "manage a task store's schema", "Manage the schema of a task store."
     )
     db_commands = db.add_subparsers(dest="db_command", required=True, metavar="COMMAND")
-    upgrade = db_commands.add_parser(
+    upgrade = subcommand(
+        db_commands,
         "upgrade",
-        help="create or migrate the store's schema",
-        description="Create or migrate the schema of the store (replicas also do this at "
+        "create or migrate the store's schema",
+        "Create or migrate the schema of the store (replicas also do this at "
         "start-up; run it first to migrate before rolling out).",
     )
     upgrade.add_argument("--store", required=True, metavar="URL")

@@ -11,19 +11,20 @@ import argparse
 import os
 import shutil
 
-from interlink.cli._check_report import add_report_options, list_cases, write_report
-from interlink.cli._parser import agent_command, usage
+from interlink.cli._check_report import add_report_options, check_options, list_cases, write_report
+from interlink.cli._parser import Commands, agent_command, repeatable, subcommand, usage
 
 __all__ = ["add_parser", "run"]
 
 _PROG = "interlink acp check"
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    check = commands.add_parser(
+def add_parser(commands: Commands) -> None:
+    check = subcommand(
+        commands,
         "check",
-        help="check that an ACP agent follows the protocol",
-        description="Start AGENT_CMD (a fresh process per case), speak raw JSON-RPC to it and "
+        "check that an ACP agent follows the protocol",
+        "Start AGENT_CMD (a fresh process per case), speak raw JSON-RPC to it and "
         "check the rules of ACP v1 and JSON-RPC 2.0: framing, initialisation, sessions, "
         "capabilities, prompt turns, cancellation, authentication, extensions, the process. "
         "Each case cites the spec's sentence and its level (MUST, SHOULD, MAY); a case the "
@@ -37,9 +38,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--permission-prompt", metavar="TEXT", help="a turn that asks for permission"
     )
     check.add_argument("--auth", metavar="METHOD_ID", help="authenticate with this method first")
-    check.add_argument(
-        "--env", metavar="KEY=VALUE", action="append", default=[], help="set in the agent's env"
-    )
+    repeatable(check, "--env", "KEY=VALUE", "set in the agent's env")
     check.add_argument("--cwd", metavar="DIR", help="the sessions' directory (default: here)")
     add_report_options(check, timeout_help="each wait, seconds (10)")
     check.add_argument(
@@ -72,18 +71,8 @@ def run(args: argparse.Namespace) -> int:
     cwd = os.path.abspath(args.cwd or os.getcwd())
     if shutil.which(command[0]) is None:
         return usage(_PROG, f"command not found: {command[0]}")
-    options = checker.Options(
-        launch=checker.Launch(command, env),  # started here, as an editor would from its project
-        session_cwd=cwd,
-        timeout=args.timeout,
-        startup=args.startup,
-        prompt=args.prompt,
-        slow_prompt=args.slow_prompt,
-        permission_prompt=args.permission_prompt,
-        auth=args.auth,
-        jobs=args.jobs,
-        only=args.only,
-    )
+    launch = checker.Launch(command, env)  # started here, as an editor would from its project
+    options = check_options(checker.Options, args, launch=launch, session_cwd=cwd)
     report = asyncio.run(checker.run_check(options, shlex.join(command)))
     if not report.results:
         return usage(_PROG, f"--only {' '.join(args.only)} selects no case (see --list)")

@@ -34,7 +34,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Literal, TextIO, TypeVar
 
 from interlink.cli._acp_render import JsonLines, Renderer, WireLog
-from interlink.cli._parser import agent_command, usage
+from interlink.cli._parser import Commands, agent_command, subcommand, usage
 from interlink.cli._terminal import LineReader, Style, colors
 
 if TYPE_CHECKING:  # imported where used, so that `interlink --version` stays fast
@@ -49,11 +49,12 @@ T = TypeVar("T")
 _PROG = "interlink acp client"
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    client = commands.add_parser(
+def add_parser(commands: Commands) -> None:
+    client = subcommand(
+        commands,
         "client",
-        help="talk to an ACP agent from this terminal",
-        description="Start AGENT_CMD as an ACP agent and talk to it: type prompts, watch the "
+        "talk to an ACP agent from this terminal",
+        "Start AGENT_CMD as an ACP agent and talk to it: type prompts, watch the "
         "agent work, answer its permission requests. Files under --cwd and terminals are "
         "served to the agent. Ctrl-C cancels a turn, a second Ctrl-C (or Ctrl-D, /quit) quits.",
     )

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from interlink.cli._parser import Commands, subcommand
+
 __all__ = ["AgentLoadError", "add_parser", "load_agent", "load_object", "run"]
 
 
@@ -21,11 +23,12 @@ class AgentLoadError(Exception):
     """The MODULE:ATTR given does not name an agent."""
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    serve = commands.add_parser(
+def add_parser(commands: Commands) -> None:
+    serve = subcommand(
+        commands,
         "serve",
-        help="serve an agent object on stdin/stdout",
-        description="Serve an ACP agent on stdio. TARGET is MODULE:ATTR or path/to/file.py:ATTR, "
+        "serve an agent object on stdin/stdout",
+        "Serve an ACP agent on stdio. TARGET is MODULE:ATTR or path/to/file.py:ATTR, "
         "where ATTR is an Agent instance, an Agent subclass or a factory function.",
     )
     serve.add_argument("target", metavar="MODULE:ATTR")

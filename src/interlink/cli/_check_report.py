@@ -5,22 +5,33 @@ options that choose cases and shape the report, and how the report is written (t
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from interlink.cli._parser import repeatable
 from interlink.cli._terminal import colors
 
 if TYPE_CHECKING:  # imported where used, so that `interlink --version` stays fast
+    from _typeshed import DataclassInstance
+
     from interlink.check import Case, Report
 
-__all__ = ["add_report_options", "list_cases", "write_report"]
+__all__ = ["add_report_options", "check_options", "list_cases", "write_report"]
+
+T = TypeVar("T", bound="DataclassInstance")
+
+
+def check_options(options: type[T], args: argparse.Namespace, **given: Any) -> T:
+    """A checker's `Options` (a dataclass): the fields in `given`, the others from the
+    command-line option of the same name where there is one (else their default)."""
+    fields = {f.name for f in dataclasses.fields(options)} - given.keys()
+    return options(**given, **{name: getattr(args, name) for name in fields if name in args})
 
 
 def add_report_options(check: argparse.ArgumentParser, *, timeout_help: str) -> None:
-    check.add_argument(
-        "--only", metavar="CASE", action="append", default=[], help="a case id, area or prefix*"
-    )
+    repeatable(check, "--only", "CASE", "a case id, area or prefix*")
     check.add_argument("--jobs", "-j", type=int, default=4, metavar="N", help="cases at once (4)")
     check.add_argument("--timeout", type=float, default=10.0, metavar="S", help=timeout_help)
     check.add_argument("--json", action="store_true", help="print one JSON object, no text")

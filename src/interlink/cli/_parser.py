@@ -6,9 +6,12 @@ from __future__ import annotations
 import argparse
 import difflib
 import sys
-from typing import Any
+from typing import Any, TypeAlias
 
-__all__ = ["Parser", "agent_command", "usage"]
+__all__ = ["Commands", "Parser", "agent_command", "repeatable", "subcommand", "usage"]
+
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+"""Where a command adds its subcommands."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -38,3 +41,16 @@ def usage(prog: str, message: str) -> int:
 def agent_command(args: argparse.Namespace) -> list[str]:
     """The agent's command: what follows `--` (argparse keeps the `--` of a REMAINDER)."""
     return args.agent[1:] if args.agent[:1] == ["--"] else list(args.agent)
+
+
+def subcommand(
+    commands: Commands, name: str, help: str, description: str, **options: Any
+) -> argparse.ArgumentParser:
+    """Add the subcommand `name`: `help` is its line in the list of commands, `description`
+    the paragraph its own --help starts with."""
+    return commands.add_parser(name, help=help, description=description, **options)
+
+
+def repeatable(parser: argparse.ArgumentParser, flag: str, metavar: str, help: str) -> None:
+    """An option that may be given again and again: the list of its values, empty if none."""
+    parser.add_argument(flag, action="append", default=[], metavar=metavar, help=help)
