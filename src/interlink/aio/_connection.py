@@ -82,16 +82,6 @@ from interlink.jsonrpc import (
     decode_result,
 )
 
-__all__ = [
-    "ByteReader",
-    "ByteWriter",
-    "Connection",
-    "NotificationHandler",
-    "RawNotificationHandler",
-    "RawRequestHandler",
-    "RequestHandler",
-]
-
 logger = logging.getLogger("interlink.aio")
 
 #: the connection whose notification handler runs in this context (see `request_raw`)

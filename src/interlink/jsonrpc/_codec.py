@@ -29,21 +29,6 @@ from ._messages import (
     SuccessResponse,
 )
 
-__all__ = [
-    "Batch",
-    "DEFAULT_CODEC",
-    "Invalid",
-    "InvalidResult",
-    "ValueCodec",
-    "decode",
-    "decode_message",
-    "decode_params",
-    "decode_result",
-    "encode",
-    "encode_line",
-    "oversize",
-]
-
 T = TypeVar("T")
 
 _UNSET = msgspec.UNSET

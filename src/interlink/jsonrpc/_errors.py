@@ -19,21 +19,6 @@ import msgspec
 
 from ._messages import ErrorObject, ErrorResponse, RequestId
 
-__all__ = [
-    "AuthRequired",
-    "ConnectionClosed",
-    "InternalError",
-    "InvalidParams",
-    "InvalidRequest",
-    "MethodNotFound",
-    "ParseError",
-    "ProtocolMisuse",
-    "RequestCancelled",
-    "ResourceNotFound",
-    "RpcError",
-]
-
-
 # code -> class, per protocol: A2A's -32002 is not ACP's -32002. "" is the core's.
 _REGISTRIES: dict[str, dict[int, type[RpcError]]] = {"": {}}
 

@@ -15,24 +15,6 @@ from typing import Generic, Literal, TypeAlias, TypeGuard, TypeVar
 
 import msgspec
 
-__all__ = [
-    "AnyMessage",
-    "AnyNotification",
-    "AnyRequest",
-    "AnyResponse",
-    "ErrorObject",
-    "ErrorResponse",
-    "Notification",
-    "Request",
-    "RequestId",
-    "SuccessResponse",
-    "is_error",
-    "is_notification",
-    "is_request",
-    "is_response",
-    "is_success",
-]
-
 T = TypeVar("T")
 
 RequestId: TypeAlias = int | str
