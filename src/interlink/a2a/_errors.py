@@ -48,11 +48,12 @@ class A2AError(RpcError):
     PROTOCOL = "a2a"
     REASON: ClassVar[str] = ""
 
-    def __init_subclass__(cls, code: int = 0, message: str = "", **kwargs: object) -> None:
-        if code:  # (set before RpcError registers the code)
-            cls.CODE, cls.MESSAGE = code, message
+    def __init_subclass__(
+        cls, code: int | None = None, message: str | None = None, **kwargs: object
+    ) -> None:
+        if code is not None:
             cls.REASON = re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).upper()
-        super().__init_subclass__(**kwargs)
+        super().__init_subclass__(code=code, message=message, **kwargs)
 
     def __init__(self, message: str | None = None, **metadata: str) -> None:
         super().__init__(message, error_info(self.REASON, metadata))

@@ -50,8 +50,15 @@ class RpcError(Exception):
         self.from_peer = False
         super().__init__(self.message)
 
-    def __init_subclass__(cls, **kwargs: object) -> None:
+    def __init_subclass__(
+        cls, code: int | None = None, message: str | None = None, **kwargs: object
+    ) -> None:
+        """`class X(RpcError, code=-32001, message="..."): ...` sets CODE and MESSAGE."""
         super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.CODE = code
+        if message is not None:
+            cls.MESSAGE = message
         if "CODE" in cls.__dict__:
             registry = _REGISTRIES.setdefault(cls.PROTOCOL, {})
             existing = registry.get(cls.CODE)
@@ -197,44 +204,28 @@ def _is_error_info(item: object) -> bool:
     return isinstance(item, dict) and "@type" in item and "reason" in item
 
 
-class ParseError(RpcError):
-    CODE = -32700
-    MESSAGE = "Parse error"
+class ParseError(RpcError, code=-32700, message="Parse error"): ...
 
 
-class InvalidRequest(RpcError):
-    CODE = -32600
-    MESSAGE = "Invalid request"
+class InvalidRequest(RpcError, code=-32600, message="Invalid request"): ...
 
 
-class MethodNotFound(RpcError):
-    CODE = -32601
-    MESSAGE = "Method not found"
+class MethodNotFound(RpcError, code=-32601, message="Method not found"): ...
 
 
-class InvalidParams(RpcError):
-    CODE = -32602
-    MESSAGE = "Invalid params"
+class InvalidParams(RpcError, code=-32602, message="Invalid params"): ...
 
 
-class InternalError(RpcError):
-    CODE = -32603
-    MESSAGE = "Internal error"
+class InternalError(RpcError, code=-32603, message="Internal error"): ...
 
 
-class RequestCancelled(RpcError):
-    CODE = -32800
-    MESSAGE = "Request cancelled"
+class RequestCancelled(RpcError, code=-32800, message="Request cancelled"): ...
 
 
-class AuthRequired(RpcError):
-    CODE = -32000
-    MESSAGE = "Authentication required"
+class AuthRequired(RpcError, code=-32000, message="Authentication required"): ...
 
 
-class ResourceNotFound(RpcError):
-    CODE = -32002
-    MESSAGE = "Resource not found"
+class ResourceNotFound(RpcError, code=-32002, message="Resource not found"): ...
 
 
 class ConnectionClosed(Exception):
