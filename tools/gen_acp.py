@@ -602,6 +602,8 @@ def emit_methods(specs: list[dict[str, object]], source: str, title: str, schema
     imports = "from typing import Any"
     imports += ", Generic, Literal, TypeVar\n\nimport msgspec\n\n" if own else "\n\n"
     imports += f"from interlink.acp import {schema} as s\n"
+    if own:
+        imports += "from interlink.jsonrpc import RpcError\n"
     if not own:
         imports += "from interlink.acp._methods import MethodSpec\n"
     out = [METHODS_HEADER.format(source=source, title=title, imports=imports)]
@@ -632,6 +634,27 @@ def emit_methods(specs: list[dict[str, object]], source: str, title: str, schema
         if table in tables:
             entries = "".join(tables.pop(table))
             out.append(f"\n{table}: dict[str, MethodSpec[Any, Any]] = {{\n{entries}}}\n")
+    if own:
+        out += [handler_stubs(specs, side) for side in ("agent", "client")]
+    return "".join(out)
+
+
+def handler_stubs(specs: list[dict[str, object]], side: str) -> str:
+    """`AgentMethods`/`ClientMethods`: one typed default per method the side handles, as
+    the table names it; a request answers -32601 until overridden, a notification is
+    ignored. `Agent` and `Client` inherit them, so their signatures are written once."""
+    name = f"{side.capitalize()}Methods"
+    out = [f"\n\nclass {name}:\n"]
+    out.append(f'    """The {side} side\'s handlers: override what you implement."""\n')
+    for spec in specs:
+        if spec["side"] != side:
+            continue
+        head = f"    async def {spec['handler']}(self, params: s.{spec['params']})"
+        if spec["kind"] == "notification":
+            out.append(f"\n{head} -> None:\n        return None\n")
+        else:
+            body = f"raise RpcError.method_not_found({spec['name']!r})"
+            out.append(f"\n{head} -> s.{spec['result']}:\n        {body}\n")
     return "".join(out)
 
 

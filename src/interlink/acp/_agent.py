@@ -46,7 +46,7 @@ from interlink.acp._lifecycle import (
     initialize_failed,
     step,
 )
-from interlink.acp._methods import CANCEL, MethodSpec
+from interlink.acp._methods import CANCEL, AgentMethods, MethodSpec
 from interlink.acp._registry import Handlers
 from interlink.aio import ByteReader, ByteWriter
 from interlink.jsonrpc import InvalidRequest, RpcError
@@ -58,7 +58,7 @@ __all__ = ["Agent", "AgentSideConnection"]
 _UNSET = msgspec.UNSET
 
 
-class Agent(Handlers):
+class Agent(Handlers, AgentMethods):
     """Subclass and override what your agent implements; the rest answers -32601.
 
     `self.client` is the handle to the connected client (permission, files, terminals,
@@ -76,40 +76,8 @@ class Agent(Handlers):
     async def initialize(self, params: s.InitializeRequest) -> s.InitializeResponse:
         return s.InitializeResponse(protocol_version=LATEST_PROTOCOL_VERSION)
 
-    async def authenticate(self, params: s.AuthenticateRequest) -> s.AuthenticateResponse:
-        raise RpcError.method_not_found("authenticate")
-
-    async def logout(self, params: s.LogoutRequest) -> s.LogoutResponse:
-        raise RpcError.method_not_found("logout")
-
-    async def new_session(self, params: s.NewSessionRequest) -> s.NewSessionResponse:
-        raise RpcError.method_not_found("session/new")
-
-    async def load_session(self, params: s.LoadSessionRequest) -> s.LoadSessionResponse:
-        raise RpcError.method_not_found("session/load")
-
-    async def resume_session(self, params: s.ResumeSessionRequest) -> s.ResumeSessionResponse:
-        raise RpcError.method_not_found("session/resume")
-
-    async def list_sessions(self, params: s.ListSessionsRequest) -> s.ListSessionsResponse:
-        raise RpcError.method_not_found("session/list")
-
-    async def delete_session(self, params: s.DeleteSessionRequest) -> s.DeleteSessionResponse:
-        raise RpcError.method_not_found("session/delete")
-
     async def close_session(self, params: s.CloseSessionRequest) -> s.CloseSessionResponse:
         return s.CloseSessionResponse()
-
-    async def set_session_mode(self, params: s.SetSessionModeRequest) -> s.SetSessionModeResponse:
-        raise RpcError.method_not_found("session/set_mode")
-
-    async def set_session_config_option(
-        self, params: s.SetSessionConfigOptionRequest
-    ) -> s.SetSessionConfigOptionResponse:
-        raise RpcError.method_not_found("session/set_config_option")
-
-    async def prompt(self, params: s.PromptRequest) -> s.PromptResponse:
-        raise RpcError.method_not_found("session/prompt")
 
     async def cancel(self, params: s.CancelNotification) -> None:
         """Called on `session/cancel` (the running prompt is cancelled for you)."""

@@ -33,57 +33,18 @@ from interlink.acp._endpoint import (
 from interlink.acp._registry import Handlers
 from interlink.acp._transcript import Transcript
 from interlink.aio import ByteReader, ByteWriter
-from interlink.jsonrpc import InvalidParams, ProtocolMisuse, RpcError
+from interlink.jsonrpc import InvalidParams, ProtocolMisuse
 
 __all__ = ["Client", "ClientSideConnection"]
 
 _UNSET = msgspec.UNSET
 
 
-class Client(Handlers):
+class Client(Handlers, m.ClientMethods):
     """Subclass and override what your client handles; the rest answers -32601.
 
     Advertise the matching capabilities in `ClientSideConnection.initialize`.
     """
-
-    async def session_update(self, params: s.SessionNotification) -> None:
-        return None
-
-    async def request_permission(
-        self, params: s.RequestPermissionRequest
-    ) -> s.RequestPermissionResponse:
-        raise RpcError.method_not_found("session/request_permission")
-
-    async def read_text_file(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse:
-        raise RpcError.method_not_found("fs/read_text_file")
-
-    async def write_text_file(self, params: s.WriteTextFileRequest) -> s.WriteTextFileResponse:
-        raise RpcError.method_not_found("fs/write_text_file")
-
-    async def create_terminal(self, params: s.CreateTerminalRequest) -> s.CreateTerminalResponse:
-        raise RpcError.method_not_found("terminal/create")
-
-    async def terminal_output(self, params: s.TerminalOutputRequest) -> s.TerminalOutputResponse:
-        raise RpcError.method_not_found("terminal/output")
-
-    async def wait_for_terminal_exit(
-        self, params: s.WaitForTerminalExitRequest
-    ) -> s.WaitForTerminalExitResponse:
-        raise RpcError.method_not_found("terminal/wait_for_exit")
-
-    async def kill_terminal(self, params: s.KillTerminalRequest) -> s.KillTerminalResponse:
-        raise RpcError.method_not_found("terminal/kill")
-
-    async def release_terminal(self, params: s.ReleaseTerminalRequest) -> s.ReleaseTerminalResponse:
-        raise RpcError.method_not_found("terminal/release")
-
-    async def create_elicitation(
-        self, params: s.CreateElicitationRequest
-    ) -> s.CreateElicitationResponse:
-        raise RpcError.method_not_found("elicitation/create")
-
-    async def complete_elicitation(self, params: s.CompleteElicitationNotification) -> None:
-        return None
 
 
 def _absolute(cwd: str | os.PathLike[str]) -> str:

@@ -10,6 +10,7 @@ from typing import Any, Generic, Literal, TypeVar
 import msgspec
 
 from interlink.acp import _schema as s
+from interlink.jsonrpc import RpcError
 
 __all__ = [
     "AUTHENTICATE",
@@ -366,3 +367,91 @@ CLIENT_METHODS: dict[str, MethodSpec[Any, Any]] = {
 PROTOCOL_METHODS: dict[str, MethodSpec[Any, Any]] = {
     "$/cancel_request": CANCEL_REQUEST,
 }
+
+
+class AgentMethods:
+    """The agent side's handlers: override what you implement."""
+
+    async def cancel(self, params: s.CancelNotification) -> None:
+        return None
+
+    async def authenticate(self, params: s.AuthenticateRequest) -> s.AuthenticateResponse:
+        raise RpcError.method_not_found("authenticate")
+
+    async def initialize(self, params: s.InitializeRequest) -> s.InitializeResponse:
+        raise RpcError.method_not_found("initialize")
+
+    async def logout(self, params: s.LogoutRequest) -> s.LogoutResponse:
+        raise RpcError.method_not_found("logout")
+
+    async def close_session(self, params: s.CloseSessionRequest) -> s.CloseSessionResponse:
+        raise RpcError.method_not_found("session/close")
+
+    async def delete_session(self, params: s.DeleteSessionRequest) -> s.DeleteSessionResponse:
+        raise RpcError.method_not_found("session/delete")
+
+    async def list_sessions(self, params: s.ListSessionsRequest) -> s.ListSessionsResponse:
+        raise RpcError.method_not_found("session/list")
+
+    async def load_session(self, params: s.LoadSessionRequest) -> s.LoadSessionResponse:
+        raise RpcError.method_not_found("session/load")
+
+    async def new_session(self, params: s.NewSessionRequest) -> s.NewSessionResponse:
+        raise RpcError.method_not_found("session/new")
+
+    async def prompt(self, params: s.PromptRequest) -> s.PromptResponse:
+        raise RpcError.method_not_found("session/prompt")
+
+    async def resume_session(self, params: s.ResumeSessionRequest) -> s.ResumeSessionResponse:
+        raise RpcError.method_not_found("session/resume")
+
+    async def set_session_config_option(
+        self, params: s.SetSessionConfigOptionRequest
+    ) -> s.SetSessionConfigOptionResponse:
+        raise RpcError.method_not_found("session/set_config_option")
+
+    async def set_session_mode(self, params: s.SetSessionModeRequest) -> s.SetSessionModeResponse:
+        raise RpcError.method_not_found("session/set_mode")
+
+
+class ClientMethods:
+    """The client side's handlers: override what you implement."""
+
+    async def complete_elicitation(self, params: s.CompleteElicitationNotification) -> None:
+        return None
+
+    async def session_update(self, params: s.SessionNotification) -> None:
+        return None
+
+    async def create_elicitation(
+        self, params: s.CreateElicitationRequest
+    ) -> s.CreateElicitationResponse:
+        raise RpcError.method_not_found("elicitation/create")
+
+    async def read_text_file(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse:
+        raise RpcError.method_not_found("fs/read_text_file")
+
+    async def write_text_file(self, params: s.WriteTextFileRequest) -> s.WriteTextFileResponse:
+        raise RpcError.method_not_found("fs/write_text_file")
+
+    async def request_permission(
+        self, params: s.RequestPermissionRequest
+    ) -> s.RequestPermissionResponse:
+        raise RpcError.method_not_found("session/request_permission")
+
+    async def create_terminal(self, params: s.CreateTerminalRequest) -> s.CreateTerminalResponse:
+        raise RpcError.method_not_found("terminal/create")
+
+    async def kill_terminal(self, params: s.KillTerminalRequest) -> s.KillTerminalResponse:
+        raise RpcError.method_not_found("terminal/kill")
+
+    async def terminal_output(self, params: s.TerminalOutputRequest) -> s.TerminalOutputResponse:
+        raise RpcError.method_not_found("terminal/output")
+
+    async def release_terminal(self, params: s.ReleaseTerminalRequest) -> s.ReleaseTerminalResponse:
+        raise RpcError.method_not_found("terminal/release")
+
+    async def wait_for_terminal_exit(
+        self, params: s.WaitForTerminalExitRequest
+    ) -> s.WaitForTerminalExitResponse:
+        raise RpcError.method_not_found("terminal/wait_for_exit")
