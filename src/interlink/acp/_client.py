@@ -321,8 +321,7 @@ class ClientSideConnection(Endpoint):
 
     def _on_session_update(
         self, handler: Handler | None, params: s.SessionNotification, _: None
-    ) -> Awaitable[None]:
-        """(No coroutine of its own: the hot path.)"""
+    ) -> Awaitable[None]:  # (no coroutine of its own: the hot path)
         if self._transcripts:  # (the hot path: none)
             for transcript in self._transcripts.get(params.session_id, ()):
                 transcript.add(params.update)

@@ -230,7 +230,7 @@ class Endpoint:
 
     def _handler(self, spec: MethodSpec[Any, Any]) -> Handler | None:
         """The handler of a method: one registered on the instance, else its method."""
-        found = self._handlers._registered.get(spec.name)  # (the hot path: inline)
+        found = self._handlers._registered.get(spec.name)
         return found if found is not None else getattr(self._handlers, spec.handler, None)
 
     async def _dispatch_request(self, method: str, raw: msgspec.Raw | msgspec.UnsetType) -> object:
@@ -260,8 +260,7 @@ class Endpoint:
     def _session(self, params: object) -> object:  # (the agent's: -32002 for none)
         raise NotImplementedError
 
-    def _notified(self, route: Route, params: object) -> Awaitable[None]:
-        """The awaitable handling a notification (no coroutine of its own: the hot path)."""
+    def _notified(self, route: Route, params: object) -> Awaitable[None]:  # (no coroutine)
         handler = self._handler(route.spec)
         if route.rule is not None:
             return route.rule(handler, params, None)

@@ -544,12 +544,8 @@ class Connection:
             future.set_result(message)
 
     async def _inbox_loop(self) -> None:
-        inbox, sizes, ready, space = (
-            self._inbox,
-            self._inbox_sizes,
-            self._inbox_ready,
-            self._inbox_space,
-        )
+        inbox, sizes, ready = self._inbox, self._inbox_sizes, self._inbox_ready
+        space = self._inbox_space
         handled = self._peer.handled
         notifications, codec = self._notifications, self.codec
         # the notification handlers run in this task: what they ask is answered directly

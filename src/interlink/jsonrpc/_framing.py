@@ -15,7 +15,6 @@ from typing import cast
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "LineFramer", "Oversize"]
 
 DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
-_CR = ord("\r")
 HEAD_SIZE = 256
 """How much of a skipped line `Oversize.head` keeps."""
 
@@ -53,15 +52,15 @@ class LineFramer:
         buf = self._buf
         end = len(data)
         limit = self.max_size
-        if (
-            not self._discarding
-            and len(buf) + end <= limit
-            and b"\r" not in data
-            and buf[-1:] != b"\r"
-        ):
-            # the usual chunk: no line can be over the limit, none ends in `\r`; split in C
-            lines = (bytes(buf) + data if buf else data).split(b"\n")
-            buf.clear()
+        usual = b"\n" in data and b"\r" not in data and buf[-1:] != b"\r"
+        if usual and not self._discarding and len(buf) + end <= limit:
+            # whole lines, none over the limit or ending in `\r`: split in C (a chunk with
+            # no newline is buffered below, without copying what is held)
+            lines = data.split(b"\n")  # (at least two: `data` has a newline)
+            if buf:  # the held start of the first line
+                buf += lines[0]
+                lines[0] = bytes(buf)
+                buf.clear()
             buf += lines.pop()
             if not all(lines) or any(map(bytes.isspace, lines)):  # blank lines: no message
                 lines = [line for line in lines if line and not line.isspace()]
@@ -94,10 +93,7 @@ class LineFramer:
             else:
                 line = data[pos:nl]
             pos = nl + 1
-            if 0 < len(line) <= limit and line[-1] != _CR and not line.isspace():
-                out.append(line)  # (the usual line, without a call)
-            else:
-                self._emit(line, out)
+            self._emit(line, out)
         return out
 
     def close(self) -> list[bytes | Oversize]:
