@@ -40,6 +40,9 @@ class Handlers:
 
         return register
 
+    def registered(self, method: str) -> Callable[[Any], Awaitable[Any]] | None:
+        return self._registered.get(method)
+
     async def ext_method(self, method: str, params: object) -> object:
         raise RpcError.method_not_found(method)
 
