@@ -80,12 +80,13 @@ def test_limit_must_be_positive() -> None:
     lines=st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=20),
     crlf=st.booleans(),
     cuts=st.lists(st.integers(min_value=0, max_value=2000), max_size=30),
-    limit=st.integers(min_value=1, max_value=50),
+    limit=st.integers(min_value=1, max_value=50) | st.integers(min_value=2000, max_value=10**5),
+    copies=st.integers(min_value=1, max_value=60),  # (many: chunks the framer splits in C)
 )
 def test_any_chunking_gives_the_same_lines(
-    lines: list[bytes], crlf: bool, cuts: list[int], limit: int
+    lines: list[bytes], crlf: bool, cuts: list[int], limit: int, copies: int
 ) -> None:
-    stream = (b"\r\n" if crlf else b"\n").join(lines)
+    stream = (b"\r\n" if crlf else b"\n").join(lines * copies)
     points = sorted({c % (len(stream) + 1) for c in cuts})
     chunks = [stream[a:b] for a, b in zip([0, *points], [*points, len(stream)], strict=True)]
     assert feed_all(LineFramer(limit), chunks) == model(stream, limit)
@@ -102,3 +103,18 @@ def test_garbage_never_raises_and_lines_respect_the_limit(garbage: list[bytes], 
         else:
             assert item.size > limit
     assert feed_all(LineFramer(limit), garbage) == model(b"".join(garbage), limit)
+
+
+@pytest.mark.parametrize("crlf", [False, True])
+@pytest.mark.parametrize("size", [1, 700, 1500, 5000])
+def test_large_chunks_give_the_same_lines(crlf: bool, size: int) -> None:
+    """Chunks of many lines (split in C) holding a line's start from the last chunk."""
+    lines = [b'{"id":%d}' % i + b" " * (i % 40) for i in range(400)] + [b"", b" \t", b"\r"]
+    stream = (b"\r\n" if crlf else b"\n").join(lines * 2)
+    chunks = [stream[i : i + size] for i in range(0, len(stream), size)]
+    assert feed_all(LineFramer(10**5), chunks) == model(stream, 10**5)
+
+
+def test_a_held_cr_before_a_chunk_of_many_lines_is_stripped() -> None:
+    many = b"".join(b'\n{"id":%d}' % i for i in range(200))
+    assert feed_all(LineFramer(), [b'{"id":"a"}\r', many]) == model(b'{"id":"a"}\r' + many, 2**20)

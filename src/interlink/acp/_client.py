@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
@@ -28,6 +28,7 @@ from interlink.acp._endpoint import (
     ProtocolVersionError,
     capabilities_tree,
     elicitation_mode_open,
+    nothing,
     unadvertised_content,
 )
 from interlink.acp._registry import Handlers
@@ -279,11 +280,10 @@ class ClientSideConnection(Endpoint):
             self._cancelled.discard(task)
             pending.discard(task)
 
-    async def _on_session_update(
+    def _on_session_update(
         self, handler: Handler | None, params: s.SessionNotification, _: None
-    ) -> None:
+    ) -> Awaitable[None]:  # (no coroutine of its own: the hot path)
         if self._transcripts:  # (the hot path: none)
             for transcript in self._transcripts.get(params.session_id, ()):
                 transcript.add(params.update)
-        if handler is not None:
-            await handler(params)
+        return nothing() if handler is None else handler(params)

@@ -49,6 +49,7 @@ __all__ = [
     "ProtocolVersionError",
     "SessionNotFound",
     "gate_open",
+    "nothing",
 ]
 
 P = TypeVar("P")
@@ -60,6 +61,10 @@ Rule = Callable[[Handler | None, Any, Any], Awaitable[Any]]
 LATEST_PROTOCOL_VERSION = 1
 SUPPORTED_PROTOCOL_VERSIONS = frozenset({1})
 PROFILE = Profile(batches=False, cancel_method="$/cancel_request")  # default size limit
+
+
+async def nothing() -> None:
+    """What handling a notification no handler takes amounts to."""
 
 
 class AcpCodec(ValueCodec):
@@ -225,7 +230,7 @@ class Endpoint:
 
     def _handler(self, spec: MethodSpec[Any, Any]) -> Handler | None:
         """The handler of a method: one registered on the instance, else its method."""
-        found = self._handlers.registered(spec.name)
+        found = self._handlers._registered.get(spec.name)
         return found if found is not None else getattr(self._handlers, spec.handler, None)
 
     async def _dispatch_request(self, method: str, raw: msgspec.Raw | msgspec.UnsetType) -> object:
@@ -255,12 +260,11 @@ class Endpoint:
     def _session(self, params: object) -> object:  # (the agent's: -32002 for none)
         raise NotImplementedError
 
-    async def _notified(self, route: Route, params: object) -> None:
+    def _notified(self, route: Route, params: object) -> Awaitable[None]:  # (no coroutine)
         handler = self._handler(route.spec)
         if route.rule is not None:
-            await route.rule(handler, params, None)
-        elif handler is not None:
-            await handler(params)
+            return route.rule(handler, params, None)
+        return nothing() if handler is None else handler(params)
 
     async def _dispatch_notification(
         self, method: str, raw: msgspec.Raw | msgspec.UnsetType

@@ -6,7 +6,8 @@ method, so an agent can be a bare `Agent()` with handlers, a subclass, or both.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from interlink.jsonrpc import RpcError
@@ -24,7 +25,8 @@ class Handlers:
     """Mixin: a per-instance table of registered handlers, by wire method, and the
     extension methods' defaults (-32601 for a request, ignored for a notification)."""
 
-    _registered: dict[str, Callable[[Any], Awaitable[Any]]]
+    #: by wire method; the class's empty one until `on` gives the instance its own
+    _registered: Mapping[str, Callable[[Any], Awaitable[Any]]] = MappingProxyType({})
 
     def on(
         self, method: MethodSpec[P, R]
@@ -33,16 +35,13 @@ class Handlers:
         notification's handler returns None)."""
 
         def register(handler: Callable[[P], Awaitable[R]]) -> Callable[[P], Awaitable[R]]:
-            if "_registered" not in self.__dict__:
-                self._registered = {}
-            self._registered[method.name] = handler
+            self._registered = {**self._registered, method.name: handler}
             return handler
 
         return register
 
     def registered(self, method: str) -> Callable[[Any], Awaitable[Any]] | None:
-        table = self.__dict__.get("_registered")
-        return None if table is None else table.get(method)
+        return self._registered.get(method)
 
     async def ext_method(self, method: str, params: object) -> object:
         raise RpcError.method_not_found(method)

@@ -461,7 +461,8 @@ class Connection:
         peer = self._peer
         reason = "peer closed the connection"
         room = self._out_room
-        inbox, ready = self._inbox, self._inbox_ready
+        inbox, sizes, ready = self._inbox, self._inbox_sizes, self._inbox_ready
+        max_items, max_bytes = self._max_inbox, self._max_inbox_bytes
         started = 0  # requests started since the reader last let them run
         try:
             while True:
@@ -471,11 +472,11 @@ class Connection:
                     if kind is Notification:
                         params = event.params  # type: ignore[union-attr]
                         size = 64 if params is _UNSET else 64 + len(params)
-                        if len(inbox) < self._max_inbox and (
-                            not inbox or self._inbox_bytes + size <= self._max_inbox_bytes
+                        if len(inbox) < max_items and (
+                            not inbox or self._inbox_bytes + size <= max_bytes
                         ):  # (the usual: room in the inbox, no coroutine)
                             inbox.append(event)  # type: ignore[arg-type]
-                            self._inbox_sizes.append(size)
+                            sizes.append(size)
                             self._inbox_bytes += size
                             ready.set()
                         else:
@@ -533,8 +534,10 @@ class Connection:
             future.set_result(message)
 
     async def _inbox_loop(self) -> None:
-        inbox = self._inbox
+        inbox, sizes, ready = self._inbox, self._inbox_sizes, self._inbox_ready
+        space = self._inbox_space
         handled = self._peer.handled
+        notifications, codec = self._notifications, self.codec
         # the notification handlers run in this task: what they ask is answered directly
         # (see `request_raw`)
         _handling.set(self)
@@ -542,17 +545,17 @@ class Connection:
             if not inbox:
                 if not self._reading:
                     break
-                self._inbox_ready.clear()
-                await self._inbox_ready.wait()
+                ready.clear()
+                await ready.wait()
                 continue
             item = inbox.popleft()
-            self._inbox_bytes -= self._inbox_sizes.popleft()
-            self._inbox_space.set()
+            self._inbox_bytes -= sizes.popleft()
+            space.set()
             if type(item) is Notification:
                 try:
-                    entry = self._notifications.get(item.method)
+                    entry = notifications.get(item.method)
                     if entry is not None:
-                        await entry.handler(decode_params(item.params, entry.params, self.codec))
+                        await entry.handler(decode_params(item.params, entry.params, codec))
                     elif self._fallback_notification is not None:
                         await self._fallback_notification(item.method, item.params)
                 except RpcError as exc:
