@@ -567,6 +567,7 @@ class Connection:
             else:
                 self._resolve(cast(_Response, item))
             handled()
+        self._fail_pending(self._close_reason)
         self._inbox_finished = True
         self._wake_writer()
 
@@ -617,6 +618,8 @@ class Connection:
         except Exception as exc:
             logger.exception("%s: handler for %s failed", self.name, request.method)
             line = self._peer.refuse(id, exc)
+        if self._cancelled_by_peer:  # a handler that outlived the peer's cancel
+            self._cancelled_by_peer.discard(cast("asyncio.Task[None]", asyncio.current_task()))
         self._answered(line)
 
     def _answered(self, line: bytes | None) -> None:
@@ -657,7 +660,10 @@ class Connection:
         self._reading = False
         if not self._closing:
             self._close_reason = reason
-        self._fail_pending(reason)
+        # an answer already read waits in the inbox behind notifications: it is delivered
+        # (the inbox worker fails what is left once it has run dry)
+        queued = frozenset(i.id for i in self._inbox if not isinstance(i, Notification))
+        self._fail_pending(reason, queued)
         self._inbox_ready.set()
         self._inbox_space.set()
         if self.cancel_at_eof and self._in_flight and not self._closing:
@@ -705,7 +711,7 @@ class Connection:
         self._out_bytes = 0
         self._shut_down(reason)
 
-    def _fail_pending(self, reason: str) -> None:
-        for future in self._peer.pending.drain():
+    def _fail_pending(self, reason: str, keep: frozenset[RequestId | None] = frozenset()) -> None:
+        for future in self._peer.pending.drain(keep):
             if not future.done():
                 future.set_exception(ConnectionClosed(reason))

@@ -42,10 +42,12 @@ class PendingRequests(Generic[W]):
         """Stop waiting for `id` (the caller gave up); True when it was pending."""
         return self._waiting.pop(id, None) is not None
 
-    def drain(self) -> list[W]:
-        """Every waiter, forgotten (the connection is closing)."""
-        waiters = list(self._waiting.values())
-        self._waiting.clear()
+    def drain(self, keep: frozenset[RequestId | None] = frozenset()) -> list[W]:
+        """Every waiter, forgotten (the connection is closing), but those of `keep`: ids
+        whose answer has arrived and waits to be delivered in order."""
+        waiting = self._waiting
+        waiters = [w for id, w in waiting.items() if id not in keep]
+        self._waiting = {id: w for id, w in waiting.items() if id in keep} if keep else {}
         return waiters
 
     def __len__(self) -> int:
