@@ -141,6 +141,40 @@ async def test_the_permission_answer_on_the_wire_is_cancelled() -> None:
         await raw.close()
 
 
+class AllowingClient(Client):
+    async def request_permission(
+        self, params: s.RequestPermissionRequest
+    ) -> s.RequestPermissionResponse:
+        return s.RequestPermissionResponse(
+            outcome=s.SelectedPermissionOutcome(option_id=params.options[0].option_id)
+        )
+
+
+async def test_answered_permission_requests_leave_no_entry_behind() -> None:
+    """An agent asking about ever new session ids must not grow the client's memory:
+    the per-session set of pending permission requests goes once it is empty."""
+    (r1, w1), (r2, w2) = await stream_pair()
+    raw = RawPeer(r1, w1)
+    conn = ClientSideConnection(AllowingClient(), r2, w2)
+    async with conn, asyncio.timeout(10):
+        init = asyncio.create_task(conn.initialize())
+        request = json.loads(await raw.recv())
+        await raw.send(b'{"jsonrpc":"2.0","id":%d,"result":{"protocolVersion":1}}' % request["id"])
+        await init
+        for i in range(20):
+            ask = {
+                "sessionId": f"s{i}",
+                "toolCall": {"toolCallId": "t"},
+                "options": [{"optionId": "ok", "name": "OK", "kind": "allow_once"}],
+            }
+            call = {"jsonrpc": "2.0", "id": i, "method": "session/request_permission"}
+            await raw.send(json.dumps({**call, "params": ask}).encode())
+            answer = json.loads(await raw.recv())
+            assert answer["result"]["outcome"]["outcome"] == "selected"
+        assert conn._permissions == {}
+        await raw.close()
+
+
 async def test_calls_the_peer_did_not_advertise_fail_locally_with_32601(
     pair: tuple[ToolAgent, SlowClient, ClientSideConnection],
 ) -> None:

@@ -279,6 +279,8 @@ class ClientSideConnection(Endpoint):
         finally:
             self._cancelled.discard(task)
             pending.discard(task)
+            if not pending and self._permissions.get(params.session_id) is pending:
+                del self._permissions[params.session_id]  # (ever new ids must not add up)
 
     def _on_session_update(
         self, handler: Handler | None, params: s.SessionNotification, _: None
