@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from interlink.a2a._store import TaskRow
-from interlink.a2a._store_memory import MemoryTaskStore
+from interlink.a2a.stores._base import TaskRow
+from interlink.a2a.stores._memory import MemoryTaskStore
 
 
 class HookedStore(MemoryTaskStore):

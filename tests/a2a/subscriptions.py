@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from interlink.a2a._runtime import LiveTask, Subscription
+from interlink.a2a.server._runtime import LiveTask, Subscription
 from tests.a2a.conftest import Served
 
 __all__ = ["attached"]

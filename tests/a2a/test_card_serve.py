@@ -19,7 +19,7 @@ from starlette.routing import Mount
 
 from interlink.a2a import A2AApp, A2AClient, TenantRouter, create_app, with_interface
 from interlink.a2a import types as t
-from interlink.a2a._card_serve import VARIANTS, PublishedCard
+from interlink.a2a.server._card_serve import VARIANTS, PublishedCard
 from tests.a2a.agents import Scripted, card
 from tests.cli.a2a_harness import free_port
 

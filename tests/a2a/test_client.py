@@ -30,7 +30,7 @@ from interlink.a2a import (
     with_interface,
 )
 from interlink.a2a import types as t
-from interlink.a2a._client import (
+from interlink.a2a.client._client import (
     A2AClient,
     A2AInvalidParams,
     A2ATransportError,
@@ -38,7 +38,7 @@ from interlink.a2a._client import (
     Reconnect,
     StreamEvent,
 )
-from interlink.a2a._http import A2AApp
+from interlink.a2a.server._http import A2AApp
 from tests.a2a.agents import Scripted, card
 from tests.a2a.conftest import Served
 

@@ -35,7 +35,7 @@ from interlink.a2a import (
     create_app,
 )
 from interlink.a2a import types as t
-from interlink.a2a._client import (
+from interlink.a2a.client._client import (
     A2AClient,
     A2AInvalidParams,
     A2ATransportError,
@@ -43,7 +43,7 @@ from interlink.a2a._client import (
     StreamEvent,
     StreamInterrupted,
 )
-from interlink.a2a._sse import SSEParser
+from interlink.a2a.client._sse import SSEParser
 from interlink.cli import main as cli_main
 from interlink.jsonrpc import InternalError, RpcError
 from tests.a2a.agents import card

@@ -29,11 +29,11 @@ from interlink.a2a import (
 )
 from interlink.a2a import types as t
 from interlink.a2a._codec import encode
-from interlink.a2a._push import PushDelivery
-from interlink.a2a._runtime import task_row
-from interlink.a2a._store import Delivery, StoreError, TaskExists, TaskRow, TaskStore
-from interlink.a2a._store_memory import MemoryTaskStore
-from interlink.a2a._store_sqlite import SqliteTaskStore
+from interlink.a2a.server._push import PushDelivery
+from interlink.a2a.server._runtime import task_row
+from interlink.a2a.stores._base import Delivery, StoreError, TaskExists, TaskRow, TaskStore
+from interlink.a2a.stores._memory import MemoryTaskStore
+from interlink.a2a.stores._sqlite import SqliteTaskStore
 from interlink.jsonrpc import InvalidParams
 from tests.a2a.agents import Scripted, card
 from tests.a2a.stores import HookedStore

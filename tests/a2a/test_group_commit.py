@@ -12,9 +12,9 @@ import pytest
 
 from interlink.a2a import A2AServer, AgentExecutor, Call, EventSink, RequestContext, TaskUpdater
 from interlink.a2a import types as t
-from interlink.a2a._runtime import STAGE_LIMIT
-from interlink.a2a._store import StoreError
-from interlink.a2a._store_sqlite import SqliteTaskStore
+from interlink.a2a.server._runtime import STAGE_LIMIT
+from interlink.a2a.stores._base import StoreError
+from interlink.a2a.stores._sqlite import SqliteTaskStore
 from tests.a2a.agents import card
 from tests.a2a.stores import HookedStore
 from tests.a2a.test_server_concurrency import send

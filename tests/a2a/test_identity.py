@@ -10,7 +10,7 @@ import httpx
 import uvicorn
 
 from interlink.a2a import A2AApp, ApiKeyAuth, Authenticator, BearerAuth, TenantRouter, create_app
-from interlink.a2a._store_memory import MemoryTaskStore
+from interlink.a2a.stores._memory import MemoryTaskStore
 from tests.a2a.agents import Scripted, card, message
 from tests.a2a.conftest import VERSION, Served
 

@@ -20,9 +20,9 @@ from interlink.a2a import (
     create_app,
 )
 from interlink.a2a import types as t
-from interlink.a2a._sse import SSEEvent, SSEParser
-from interlink.a2a._store import TaskRow
-from interlink.a2a._store_memory import MemoryTaskStore
+from interlink.a2a.client._sse import SSEEvent, SSEParser
+from interlink.a2a.stores._base import TaskRow
+from interlink.a2a.stores._memory import MemoryTaskStore
 from tests.a2a.agents import Scripted, card, message
 from tests.a2a.conftest import VERSION, Json, Served
 from tests.a2a.subscriptions import attached

@@ -9,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from interlink.a2a._errors import TaskNotCancelable, TaskNotFound, UnsupportedOperation
-from interlink.a2a._executor import InvalidEventSequence, RequestContext
 from interlink.a2a._lifecycle import (
     ACTIVE,
     EVENTS,
@@ -21,7 +20,6 @@ from interlink.a2a._lifecycle import (
     TERMINAL,
     step,
 )
-from interlink.a2a._runtime import apply
 from interlink.a2a._types import (
     Artifact,
     Message,
@@ -33,6 +31,8 @@ from interlink.a2a._types import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
+from interlink.a2a.server._executor import InvalidEventSequence, RequestContext
+from interlink.a2a.server._runtime import apply
 from interlink.jsonrpc import RpcError
 
 S = TaskState

@@ -9,7 +9,8 @@ import uuid
 
 import pytest
 
-from interlink.a2a import _executor, new_id
+from interlink.a2a import new_id
+from interlink.a2a.server import _executor
 
 
 def test_ids_are_version_4_uuids_in_canonical_form() -> None:

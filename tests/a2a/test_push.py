@@ -19,11 +19,11 @@ import httpx
 import pytest
 
 from interlink.a2a import _codec
-from interlink.a2a._push import IDEMPOTENCY_HEADER, TOKEN_HEADER, PushDelivery
-from interlink.a2a._store import TaskStore
-from interlink.a2a._store_memory import MemoryTaskStore
-from interlink.a2a._store_sqlite import SqliteTaskStore
 from interlink.a2a._types import AuthenticationInfo, TaskPushNotificationConfig
+from interlink.a2a.server._push import IDEMPOTENCY_HEADER, TOKEN_HEADER, PushDelivery
+from interlink.a2a.stores._base import TaskStore
+from interlink.a2a.stores._memory import MemoryTaskStore
+from interlink.a2a.stores._sqlite import SqliteTaskStore
 from tests.a2a.test_store import row
 
 pytestmark = pytest.mark.timeout(20)

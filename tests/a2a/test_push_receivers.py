@@ -16,7 +16,7 @@ from typing import Protocol, TypeAlias
 import httpx
 import pytest
 
-from interlink.a2a._push import _retry_after
+from interlink.a2a.server._push import _retry_after
 from tests.a2a.test_push import (
     WAIT,
     SpyStore,

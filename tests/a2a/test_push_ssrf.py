@@ -14,9 +14,9 @@ import httpx
 import pytest
 
 from interlink.a2a import A2AApp, A2AServer
-from interlink.a2a._addresses import EXTRA, IPV4, IPV6, refusal
-from interlink.a2a._push import PushDelivery, check_url
-from interlink.a2a._push_ssrf import target
+from interlink.a2a.server._addresses import EXTRA, IPV4, IPV6, refusal
+from interlink.a2a.server._push import PushDelivery, check_url
+from interlink.a2a.server._push_ssrf import target
 from tests.a2a.agents import Scripted, card, message
 from tests.a2a.conftest import Served
 from tests.a2a.test_push import SpyStore, emit, hook, running, task_with_hooks, worker

@@ -29,12 +29,12 @@ from interlink.a2a import (
     _codec,
 )
 from interlink.a2a import types as t
-from interlink.a2a._executor import InvalidEventSequence
-from interlink.a2a._runtime import task_row
-from interlink.a2a._store import StoreError, TaskRow
-from interlink.a2a._store_memory import MemoryTaskStore
-from interlink.a2a._store_postgres import PostgresTaskStore
-from interlink.a2a._store_sqlite import SqliteTaskStore
+from interlink.a2a.server._executor import InvalidEventSequence
+from interlink.a2a.server._runtime import task_row
+from interlink.a2a.stores._base import StoreError, TaskRow
+from interlink.a2a.stores._memory import MemoryTaskStore
+from interlink.a2a.stores._postgres import PostgresTaskStore
+from interlink.a2a.stores._sqlite import SqliteTaskStore
 from tests.a2a.agents import card
 from tests.a2a.stores import HookedStore
 from tests.a2a.test_server_concurrency import send

@@ -17,8 +17,8 @@ from interlink.a2a import (
     TaskUpdater,
 )
 from interlink.a2a import types as t
-from interlink.a2a._runtime import LiveTask
-from interlink.a2a._store import TaskRow
+from interlink.a2a.server._runtime import LiveTask
+from interlink.a2a.stores._base import TaskRow
 from tests.a2a.stores import HookedStore
 from tests.a2a.test_replica_handoffs import CALL, SlowFollowUp, Start, replicas, until
 from tests.a2a.test_server_concurrency import send

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from interlink.a2a._store_postgres import SCHEMA_VERSION
+from interlink.a2a.stores._postgres import SCHEMA_VERSION
 from tests.a2a.replica_agent import chunk
 from tests.a2a.replicas_support import (
     Cluster,

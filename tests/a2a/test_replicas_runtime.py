@@ -17,7 +17,7 @@ import asyncpg
 import pytest
 
 from interlink.a2a import AgentExecutor, EventSink, RequestContext, TaskUpdater, create_app
-from interlink.a2a._store_postgres import PostgresTaskStore
+from interlink.a2a.stores._postgres import PostgresTaskStore
 from tests.a2a.agents import card, message
 from tests.a2a.conftest import Json, Served
 from tests.a2a.test_store_postgres import drop_schema, server_url

@@ -15,8 +15,8 @@ import msgspec
 from interlink.a2a import AgentExecutor, EventSink, RequestContext, TaskUpdater, create_app
 from interlink.a2a import types as t
 from interlink.a2a._codec import decode
-from interlink.a2a._server import A2AServer, Call
-from interlink.a2a._stream import PAGE_BYTES
+from interlink.a2a.server._handler import A2AServer, Call
+from interlink.a2a.server._stream import PAGE_BYTES
 from tests.a2a.agents import card, message
 
 EVENT = 32 * 1024

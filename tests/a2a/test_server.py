@@ -549,8 +549,8 @@ class Resumable(Scripted):
 async def test_resumable_executors_are_rerun_after_a_restart(tmp_path: object) -> None:
     from pathlib import Path
 
-    from interlink.a2a._runtime import task_row
-    from interlink.a2a._store_sqlite import SqliteTaskStore
+    from interlink.a2a.server._runtime import task_row
+    from interlink.a2a.stores._sqlite import SqliteTaskStore
 
     assert isinstance(tmp_path, Path)
     path = tmp_path / "tasks.db"

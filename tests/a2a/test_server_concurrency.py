@@ -19,8 +19,8 @@ from interlink.a2a import (
     UnsupportedOperation,
 )
 from interlink.a2a import types as t
-from interlink.a2a._store_memory import MemoryTaskStore
-from interlink.a2a._store_sqlite import SqliteTaskStore
+from interlink.a2a.stores._memory import MemoryTaskStore
+from interlink.a2a.stores._sqlite import SqliteTaskStore
 from tests.a2a.agents import Scripted, card
 
 CALL = Call()
@@ -191,7 +191,7 @@ async def test_a_graceful_shutdown_fails_or_keeps_running_tasks(
 
 
 async def test_tenants_sharing_a_store_each_recover_their_own_tasks(tmp_path: Path) -> None:
-    from interlink.a2a._runtime import task_row
+    from interlink.a2a.server._runtime import task_row
 
     path = tmp_path / "t.db"
     store = SqliteTaskStore(path)

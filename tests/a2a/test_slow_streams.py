@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bench.streams import measure
-from interlink.a2a._http import _PIECE, _pieces
+from interlink.a2a.server._http import _PIECE, _pieces
 
 _KIB = 1024
 _MIB = 1024 * 1024

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from interlink.a2a import TaskNotFound
-from interlink.a2a._sse import SSEError, SSEEvent, SSEParser, UnexpectedResponse, read_events
+from interlink.a2a.client._sse import SSEError, SSEEvent, SSEParser, UnexpectedResponse, read_events
 
 
 def parse(*chunks: bytes) -> list[SSEEvent]:

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from interlink.a2a._store import StoreError, TaskExists, TaskRow, TaskStore, VersionConflict
-from interlink.a2a._store_memory import MemoryTaskStore
-from interlink.a2a._store_sqlite import SqliteTaskStore
+from interlink.a2a.stores._base import StoreError, TaskExists, TaskRow, TaskStore, VersionConflict
+from interlink.a2a.stores._memory import MemoryTaskStore
+from interlink.a2a.stores._sqlite import SqliteTaskStore
 
 WORKING = "TASK_STATE_WORKING"
 SUBMITTED = "TASK_STATE_SUBMITTED"

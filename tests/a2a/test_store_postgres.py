@@ -20,9 +20,9 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from interlink.a2a._store import StoreError
-from interlink.a2a._store_postgres import SCHEMA_VERSION, PostgresTaskStore, upgrade
-from interlink.a2a._store_url import open_store
+from interlink.a2a.stores._base import StoreError
+from interlink.a2a.stores._postgres import SCHEMA_VERSION, PostgresTaskStore, upgrade
+from interlink.a2a.stores._url import open_store
 from tests.a2a.test_store import WORKING, row, touch
 from tests.spec import unavailable
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from interlink.a2a._store import StoreError
-from interlink.a2a._store_memory import MemoryTaskStore
-from interlink.a2a._store_sqlite import SCHEMA_VERSION, SqliteTaskStore
-from interlink.a2a._store_url import default_store_path, open_store
+from interlink.a2a.stores._base import StoreError
+from interlink.a2a.stores._memory import MemoryTaskStore
+from interlink.a2a.stores._sqlite import SCHEMA_VERSION, SqliteTaskStore
+from interlink.a2a.stores._url import default_store_path, open_store
 from tests.a2a.test_store import row, touch
 
 # -- SQLite only -----------------------------------------------------------------------------
@@ -47,8 +47,8 @@ async def test_sqlite_keeps_everything_across_reopen(tmp_path: Path) -> None:
 
 _CRASH = """
 import asyncio, os, sys
-from interlink.a2a._store import TaskRow
-from interlink.a2a._store_sqlite import SqliteTaskStore
+from interlink.a2a.stores._base import TaskRow
+from interlink.a2a.stores._sqlite import SqliteTaskStore
 
 async def main() -> None:
     store = SqliteTaskStore(sys.argv[1])
@@ -174,7 +174,7 @@ def test_default_store_path_is_per_agent(tmp_path: Path, monkeypatch: pytest.Mon
 
 _HOLDER = """
 import asyncio, sys
-from interlink.a2a._store_sqlite import SqliteTaskStore
+from interlink.a2a.stores._sqlite import SqliteTaskStore
 
 async def main() -> None:
     store = SqliteTaskStore(sys.argv[1])

@@ -23,8 +23,6 @@ from hypothesis import strategies as st
 
 from interlink.a2a._codec import FieldViolation, ValidationError, decode, encode, to_builtins
 from interlink.a2a._methods import METHODS, SEND_MESSAGE
-from interlink.a2a._server import A2AServer, Call
-from interlink.a2a._stream import TaskStream
 from interlink.a2a._types import (
     AgentCapabilities,
     AgentCard,
@@ -46,6 +44,8 @@ from interlink.a2a._types import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
+from interlink.a2a.server._handler import A2AServer, Call
+from interlink.a2a.server._stream import TaskStream
 from tests.spec import have_spec, spec_dir
 
 REPO = Path(__file__).resolve().parents[2]

@@ -9,8 +9,6 @@ Types: `interlink.a2a.types`.
 """
 
 from interlink.a2a import types
-from interlink.a2a._app import AgentCardWarning, create_app, missing_card_fields, with_interface
-from interlink.a2a._auth import ApiKeyAuth, Authenticator, BearerAuth
 from interlink.a2a._card import (
     CardError,
     InvalidAgentURL,
@@ -31,7 +29,6 @@ from interlink.a2a._card_sign import (
     verify_card,
     verify_signature,
 )
-from interlink.a2a._client import A2AClient, Reconnect, StreamEvent, StreamPayload
 from interlink.a2a._codec import ValidationError, decode, encode
 from interlink.a2a._errors import (
     A2AError,
@@ -50,7 +47,18 @@ from interlink.a2a._errors import (
     UnsupportedOperation,
     VersionNotSupported,
 )
-from interlink.a2a._executor import (
+from interlink.a2a._lifecycle import ACTIVE as ACTIVE_STATES
+from interlink.a2a._lifecycle import INTERRUPTED as INTERRUPTED_STATES
+from interlink.a2a._lifecycle import TERMINAL as TERMINAL_STATES
+from interlink.a2a.client._client import A2AClient, Reconnect, StreamEvent, StreamPayload
+from interlink.a2a.server._app import (
+    AgentCardWarning,
+    create_app,
+    missing_card_fields,
+    with_interface,
+)
+from interlink.a2a.server._auth import ApiKeyAuth, Authenticator, BearerAuth
+from interlink.a2a.server._executor import (
     AgentExecutor,
     Event,
     EventSink,
@@ -59,16 +67,13 @@ from interlink.a2a._executor import (
     TaskUpdater,
     new_id,
 )
-from interlink.a2a._http import A2AApp
-from interlink.a2a._lifecycle import ACTIVE as ACTIVE_STATES
-from interlink.a2a._lifecycle import INTERRUPTED as INTERRUPTED_STATES
-from interlink.a2a._lifecycle import TERMINAL as TERMINAL_STATES
-from interlink.a2a._replicas import SharedStore
-from interlink.a2a._server import A2AServer, Authorize, Call, owner_only
-from interlink.a2a._store import StoreError, TaskStore
-from interlink.a2a._store_sqlite import SqliteTaskStore
-from interlink.a2a._store_url import default_store_path, open_store
-from interlink.a2a._tenants import TenantRouter
+from interlink.a2a.server._handler import A2AServer, Authorize, Call, owner_only
+from interlink.a2a.server._http import A2AApp
+from interlink.a2a.server._replicas import SharedStore
+from interlink.a2a.server._tenants import TenantRouter
+from interlink.a2a.stores._base import StoreError, TaskStore
+from interlink.a2a.stores._sqlite import SqliteTaskStore
+from interlink.a2a.stores._url import default_store_path, open_store
 
 __all__ = [
     # the task lifecycle's state sets

@@ -16,8 +16,8 @@ from types import MappingProxyType
 from typing import Final
 
 from interlink.a2a._errors import TaskNotCancelable, TaskNotFound, UnsupportedOperation
-from interlink.a2a._executor import InvalidEventSequence
 from interlink.a2a._types import TaskState
+from interlink.a2a.server._executor import InvalidEventSequence
 
 __all__ = ["ACTIVE", "INTERRUPTED", "NEW", "STATES", "TABLE", "TERMINAL", "refusal", "step"]
 

@@ -20,7 +20,7 @@ import pytest
 
 from interlink.a2a import TaskNotCancelable, TaskNotFound, UnsupportedOperation, _card
 from interlink.a2a import types as t
-from interlink.a2a._client import A2AClient, StreamEvent
+from interlink.a2a.client._client import A2AClient, StreamEvent
 from tests.interop.a2a.conftest import PEERS, ROOT, PeerKind
 from tests.serving import card_served, free_port
 

@@ -36,8 +36,6 @@ from urllib.parse import parse_qs
 import msgspec
 
 from interlink.a2a import _codec
-from interlink.a2a._auth import Authenticator
-from interlink.a2a._card_serve import PublishedCard
 from interlink.a2a._card_sign import SigningKey, sign_card
 from interlink.a2a._errors import (
     ExtensionSupportRequired,
@@ -47,11 +45,13 @@ from interlink.a2a._errors import (
     error_info,
 )
 from interlink.a2a._methods import METHODS
-from interlink.a2a._push import PushDelivery
-from interlink.a2a._server import A2AServer, Call, Handler
-from interlink.a2a._store import TaskStore
-from interlink.a2a._stream import TaskStream
 from interlink.a2a._types import AgentCard, Empty
+from interlink.a2a.server._auth import Authenticator
+from interlink.a2a.server._card_serve import PublishedCard
+from interlink.a2a.server._handler import A2AServer, Call, Handler
+from interlink.a2a.server._push import PushDelivery
+from interlink.a2a.server._stream import TaskStream
+from interlink.a2a.stores._base import TaskStore
 from interlink.jsonrpc import (
     ErrorObject,
     ErrorResponse,

@@ -42,11 +42,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
 from interlink.a2a._lifecycle import ACTIVE
-from interlink.a2a._runtime import LiveTask, spawn
-from interlink.a2a._store import TaskRow, TaskStore
+from interlink.a2a.server._runtime import LiveTask, spawn
+from interlink.a2a.stores._base import TaskRow, TaskStore
 
 if TYPE_CHECKING:
-    from interlink.a2a._server import A2AServer
+    from interlink.a2a.server._handler import A2AServer
 
 __all__ = ["Member", "Replicas", "ServerMember", "SharedStore"]
 

@@ -16,7 +16,7 @@ from typing import Unpack
 
 import msgspec
 
-from interlink.a2a._store import (
+from interlink.a2a.stores._base import (
     ACTIVE_STATES,
     TERMINAL_STATES,
     Configs,

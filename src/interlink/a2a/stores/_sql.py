@@ -13,8 +13,8 @@ import functools
 import re
 from typing import Any, Unpack
 
-from interlink.a2a import _store
-from interlink.a2a._store import (
+from interlink.a2a.stores import _base as _store
+from interlink.a2a.stores._base import (
     Configs,
     Delivery,
     EventRow,

@@ -10,8 +10,8 @@ from collections.abc import Awaitable, Callable
 import msgspec
 
 from interlink.a2a import _codec
-from interlink.a2a._runtime import LiveTask, Subscription, no_answer
 from interlink.a2a._types import StreamResponse, Task
+from interlink.a2a.server._runtime import LiveTask, Subscription, no_answer
 
 __all__ = ["PAGE", "PAGE_BYTES", "TaskStream", "page_size"]
 

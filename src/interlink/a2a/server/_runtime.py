@@ -32,21 +32,7 @@ import msgspec
 
 from interlink.a2a import _codec
 from interlink.a2a._errors import InvalidAgentResponse
-from interlink.a2a._executor import (
-    AgentExecutor,
-    Event,
-    InvalidEventSequence,
-    RequestContext,
-    TaskUpdater,
-)
 from interlink.a2a._lifecycle import INTERRUPTED, NEW, TERMINAL, step
-from interlink.a2a._store import (
-    StoreError,
-    TaskLeased,
-    TaskRow,
-    TaskStore,
-    VersionConflict,
-)
 from interlink.a2a._types import (
     Message,
     StreamResponse,
@@ -55,6 +41,20 @@ from interlink.a2a._types import (
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
+)
+from interlink.a2a.server._executor import (
+    AgentExecutor,
+    Event,
+    InvalidEventSequence,
+    RequestContext,
+    TaskUpdater,
+)
+from interlink.a2a.stores._base import (
+    StoreError,
+    TaskLeased,
+    TaskRow,
+    TaskStore,
+    VersionConflict,
 )
 from interlink.jsonrpc import RpcError
 

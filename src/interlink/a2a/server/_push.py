@@ -49,9 +49,9 @@ from typing import Final, NamedTuple, TypeAlias
 import httpx
 
 from interlink.a2a import _codec
-from interlink.a2a._push_ssrf import AllowList, Refused, allow_list, check_url, target
-from interlink.a2a._store import Delivery, StoreError, TaskStore
 from interlink.a2a._types import TaskPushNotificationConfig
+from interlink.a2a.server._push_ssrf import AllowList, Refused, allow_list, check_url, target
+from interlink.a2a.stores._base import Delivery, StoreError, TaskStore
 
 __all__ = ["IDEMPOTENCY_HEADER", "TOKEN_HEADER", "PushDelivery", "check_url"]
 

@@ -48,8 +48,8 @@ from typing import Any, TypeVar, Unpack
 
 import msgspec
 
-from interlink.a2a import _store_sql as sql_
-from interlink.a2a._store import (
+from interlink.a2a.stores import _sql as sql_
+from interlink.a2a.stores._base import (
     Configs,
     Delivery,
     StoreError,
@@ -59,7 +59,7 @@ from interlink.a2a._store import (
     TaskRow,
     VersionConflict,
 )
-from interlink.a2a._store_sql import TASK_COLUMNS, sqlite
+from interlink.a2a.stores._sql import TASK_COLUMNS, sqlite
 
 __all__ = ["SCHEMA_VERSION", "SqliteTaskStore"]
 

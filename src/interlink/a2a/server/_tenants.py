@@ -16,7 +16,7 @@ from typing import cast
 
 import msgspec
 
-from interlink.a2a._http import (
+from interlink.a2a.server._http import (
     TENANT_SCOPE_KEY,
     A2AApp,
     Message,

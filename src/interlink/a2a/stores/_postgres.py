@@ -35,8 +35,8 @@ import asyncpg
 import msgspec
 from asyncpg.pool import PoolConnectionProxy
 
-from interlink.a2a import _store_sql as sql_
-from interlink.a2a._store import (
+from interlink.a2a.stores import _sql as sql_
+from interlink.a2a.stores._base import (
     Configs,
     Delivery,
     StoreError,
@@ -46,9 +46,9 @@ from interlink.a2a._store import (
     TaskRow,
     VersionConflict,
 )
-from interlink.a2a._store_sql import ACTIVE as _ACTIVE
-from interlink.a2a._store_sql import PUT_CONFIG as _PUT_CONFIG
-from interlink.a2a._store_sql import TASK_COLUMNS as _TASK_COLUMNS
+from interlink.a2a.stores._sql import ACTIVE as _ACTIVE
+from interlink.a2a.stores._sql import PUT_CONFIG as _PUT_CONFIG
+from interlink.a2a.stores._sql import TASK_COLUMNS as _TASK_COLUMNS
 
 __all__ = ["SCHEMA_VERSION", "PostgresTaskStore", "upgrade"]
 

@@ -61,7 +61,6 @@ from interlink.a2a._methods import (
     SUBSCRIBE_TO_TASK,
     Method,
 )
-from interlink.a2a._sse import SSEParser, error_of, read_events
 from interlink.a2a._types import (
     AgentCard,
     AgentCardSignature,
@@ -88,6 +87,7 @@ from interlink.a2a._types import (
     TaskState,
     TaskStatusUpdateEvent,
 )
+from interlink.a2a.client._sse import SSEParser, error_of, read_events
 from interlink.jsonrpc import (
     ErrorResponse,
     SuccessResponse,

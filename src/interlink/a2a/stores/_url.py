@@ -14,7 +14,7 @@ import re
 import unicodedata
 from pathlib import Path
 
-from interlink.a2a._store import StoreError, TaskStore
+from interlink.a2a.stores._base import StoreError, TaskStore
 
 __all__ = ["default_store_path", "open_store"]
 
@@ -24,7 +24,7 @@ _FORMS = "'memory:', 'sqlite:///abs/path.db', 'sqlite:relative.db' or a path end
 def open_store(url: str) -> TaskStore:
     """The store that `url` names (not opened yet); `StoreError` for anything else."""
     if url == "memory:":
-        from interlink.a2a._store_memory import MemoryTaskStore
+        from interlink.a2a.stores._memory import MemoryTaskStore
 
         return MemoryTaskStore()
     if url.startswith(("postgresql://", "postgres://")):
@@ -32,7 +32,7 @@ def open_store(url: str) -> TaskStore:
         from urllib.parse import parse_qsl, urlencode, urlsplit
 
         try:
-            from interlink.a2a._store_postgres import PostgresTaskStore
+            from interlink.a2a.stores._postgres import PostgresTaskStore
         except ImportError as exc:
             raise StoreError(f"{exc}: pip install 'interlink[postgres]'") from exc
 
@@ -54,7 +54,7 @@ def open_store(url: str) -> TaskStore:
         path = url
     if not path:
         raise StoreError(f"unknown task store {url!r}: expected {_FORMS}")
-    from interlink.a2a._store_sqlite import SqliteTaskStore
+    from interlink.a2a.stores._sqlite import SqliteTaskStore
 
     return SqliteTaskStore(Path(path).expanduser())
 

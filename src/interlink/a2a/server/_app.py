@@ -15,14 +15,14 @@ from collections.abc import Sequence
 import msgspec
 
 from interlink.a2a import _codec
-from interlink.a2a._auth import Authenticator
 from interlink.a2a._card_sign import SigningKey
-from interlink.a2a._executor import AgentExecutor
-from interlink.a2a._http import A2AApp
-from interlink.a2a._push import PushDelivery
-from interlink.a2a._server import A2AServer, Authorize, owner_only
-from interlink.a2a._store import TaskStore
 from interlink.a2a._types import AgentCard, AgentInterface, SecurityRequirement, StringList
+from interlink.a2a.server._auth import Authenticator
+from interlink.a2a.server._executor import AgentExecutor
+from interlink.a2a.server._handler import A2AServer, Authorize, owner_only
+from interlink.a2a.server._http import A2AApp
+from interlink.a2a.server._push import PushDelivery
+from interlink.a2a.stores._base import TaskStore
 
 __all__ = ["AgentCardWarning", "create_app", "missing_card_fields", "with_interface"]
 
@@ -116,11 +116,11 @@ def create_app(
             ],
         )
     if isinstance(store, str):
-        from interlink.a2a._store_url import open_store
+        from interlink.a2a.stores._url import open_store
 
         store = open_store(store)
     if store is None:
-        from interlink.a2a._store_memory import MemoryTaskStore
+        from interlink.a2a.stores._memory import MemoryTaskStore
 
         store = MemoryTaskStore()
     push = None

@@ -34,31 +34,7 @@ from interlink.a2a._errors import (
     UnsupportedOperation,
     bad_request,
 )
-from interlink.a2a._executor import (
-    AgentExecutor,
-    InvalidEventSequence,
-    RequestContext,
-    TaskUpdater,
-    new_id,
-)
 from interlink.a2a._lifecycle import ACTIVE, INTERRUPTED, TERMINAL, refusal, step
-from interlink.a2a._push import PushDelivery, check_url
-from interlink.a2a._replicas import Replicas, ServerMember, SharedStore
-from interlink.a2a._runtime import (
-    LiveTask,
-    Sink,
-    Subscription,
-    micros,
-    no_answer,
-    spawn,
-)
-from interlink.a2a._store import (
-    TaskLeased,
-    TaskRow,
-    TaskStore,
-    VersionConflict,
-)
-from interlink.a2a._stream import TaskStream
 from interlink.a2a._types import (
     AgentCard,
     CancelTaskRequest,
@@ -80,6 +56,30 @@ from interlink.a2a._types import (
     Task,
     TaskPushNotificationConfig,
     TaskState,
+)
+from interlink.a2a.server._executor import (
+    AgentExecutor,
+    InvalidEventSequence,
+    RequestContext,
+    TaskUpdater,
+    new_id,
+)
+from interlink.a2a.server._push import PushDelivery, check_url
+from interlink.a2a.server._replicas import Replicas, ServerMember, SharedStore
+from interlink.a2a.server._runtime import (
+    LiveTask,
+    Sink,
+    Subscription,
+    micros,
+    no_answer,
+    spawn,
+)
+from interlink.a2a.server._stream import TaskStream
+from interlink.a2a.stores._base import (
+    TaskLeased,
+    TaskRow,
+    TaskStore,
+    VersionConflict,
 )
 
 __all__ = ["A2AServer", "Authorize", "Call", "Handler", "owner_only"]

@@ -26,7 +26,7 @@ from typing import NamedTuple, TypeAlias
 
 import httpx
 
-from interlink.a2a._addresses import refusal
+from interlink.a2a.server._addresses import refusal
 
 __all__ = ["AllowList", "Refused", "Target", "allow_list", "check_url", "target"]
 

@@ -1,0 +1,1 @@
+"""The A2A client and its transports."""
