@@ -92,6 +92,33 @@ class ExtensionSupportRequired(
 class VersionNotSupported(A2AError, code=-32009, message="A2A version not supported"): ...
 
 
+#: §5.4: a JSON-RPC error code as the gRPC status (its name in `grpc.StatusCode`) and
+#: the HTTP status of the other two bindings; a code not listed is ("UNKNOWN", 500).
+#: The JSON-RPC codes of the envelope are mapped as the SDKs do (-32601: UNIMPLEMENTED).
+STATUS_OF: Mapping[int, tuple[str, int]] = {
+    -32001: ("NOT_FOUND", 404),
+    -32002: ("FAILED_PRECONDITION", 400),
+    -32003: ("FAILED_PRECONDITION", 400),
+    -32004: ("FAILED_PRECONDITION", 400),
+    -32005: ("INVALID_ARGUMENT", 400),
+    -32006: ("INTERNAL", 500),
+    -32007: ("FAILED_PRECONDITION", 400),
+    -32008: ("FAILED_PRECONDITION", 400),
+    -32009: ("FAILED_PRECONDITION", 400),
+    -32700: ("INVALID_ARGUMENT", 400),
+    -32600: ("INVALID_ARGUMENT", 400),
+    -32601: ("UNIMPLEMENTED", 404),
+    -32602: ("INVALID_ARGUMENT", 400),
+    -32603: ("INTERNAL", 500),
+}
+UNKNOWN_STATUS = ("UNKNOWN", 500)
+
+
+def status_of(code: int) -> tuple[str, int]:
+    """The gRPC status name and the HTTP status of a JSON-RPC error code (§5.4)."""
+    return STATUS_OF.get(code, UNKNOWN_STATUS)
+
+
 # -- what a client raises besides the errors above ------------------------------------
 
 
