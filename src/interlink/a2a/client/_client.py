@@ -225,7 +225,8 @@ class A2AClient:
         self._shared = client
         self._http: httpx.AsyncClient | None = None  # an httpx client `connect` opened
         first = self._steps[0]
-        self._adopt(first, self._open(first), negotiation, "the first choice (not tried)")
+        why = "the only choice" if len(self._steps) == 1 else "the first choice (not tried)"
+        self._adopt(first, self._open(first), negotiation, why)
 
     def _open(self, step: Step) -> Transport:
         return step.factory(replace(self._base, url=step.url, version=step.version), self._shared)

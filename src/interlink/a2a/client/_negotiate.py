@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import os
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -222,7 +223,7 @@ def plan(
         if isinstance(transport, str):
             reason = transport
         elif name not in preference:
-            reason = f"{name} was not asked for (binding {', '.join(preference)})"
+            reason = f"{name} was not asked for (only {', '.join(preference)})"
         elif key is None:
             reason = f"no A2A version we can read: {interface.protocol_version!r}"
         elif pinned is not None and key != pinned:
@@ -276,7 +277,7 @@ def failure(exc: BaseException) -> str | None:
     if isinstance(exc, TimeoutError):
         return f"no answer in time ({exc})"
     if isinstance(exc, A2ATransportError):
-        return f"did not answer: {exc}"
+        return f"did not answer: {_network_cause(exc)}"
     if isinstance(exc, A2AHttpError):
         if exc.status in _NOT_SERVED or exc.status >= 500:
             return f"HTTP {exc.status}: nothing serves this binding there"
@@ -290,6 +291,18 @@ def failure(exc: BaseException) -> str | None:
     if isinstance(exc, RpcError):
         return None
     return f"failed: {exc!r}"
+
+
+def _network_cause(exc: BaseException) -> str:
+    """The socket error under `exc`, in words ("connection refused"), else `exc`."""
+    seen: list[BaseException] = []
+    found: BaseException | None = exc
+    while found is not None and found not in seen:
+        if isinstance(found, OSError) and found.errno:
+            return os.strerror(found.errno).lower()
+        seen.append(found)
+        found = found.__cause__ or found.__context__
+    return str(exc)
 
 
 async def probe(transport: Transport, tenant: str, within: float) -> str | None:
