@@ -129,7 +129,8 @@ def test_failure_reasons() -> None:
     assert failure(TaskNotFound()) is None
     assert failure(A2AHttpError("x", 401, b"")) is None
     assert failure(A2AHttpError("x", 404, b"")) == "HTTP 404: nothing serves this binding there"
-    assert failure(A2AHttpError("x", 503, b"")) is not None
+    assert failure(A2AHttpError("x", 503, b"")) == "HTTP 503 without an A2A error"
+    assert failure(A2AHttpError("x", 307, b"")) == "HTTP 307: redirected elsewhere (not followed)"
 
 
 # -- falling back over sockets ----------------------------------------------------------

@@ -10,15 +10,17 @@ The others are tried in this order: the newest A2A version first; then the calle
 binding preference (`binding=`: one binding, or several in order; by default JSON-RPC,
 HTTP+JSON, gRPC); then the card's order (§8.3.1: the agent's preference).
 
-Trying an interface is one harmless call: `GetTask` of a task id no agent has. Any
-answer of the binding shows the interface is there and picks it: `TaskNotFound`, but
-also another A2A error, HTTP 401 or 403 (the credentials are the caller's problem on
-every interface alike, §5.1). The next candidate is tried when the interface does not
-answer (see `failure`): the connection fails or is refused, no answer within
-`probe_timeout`, HTTP 404/405/406/415/501 (nothing serves this binding there) or any 5xx
-without an A2A error, an answer that is not the binding's, -32601 (a JSON-RPC server
-that is not A2A), or `VersionNotSupported` (the card claims a version the interface does
-not serve). Each failure is kept with its reason in the `Negotiation`.
+Trying an interface is one harmless call: `GetTask` of a task id no agent has. An A2A
+answer in the binding's own form shows the interface is there and picks it:
+`TaskNotFound`, but also another A2A error, or HTTP 401 or 403 (authentication comes
+first, and the credentials are the caller's problem on every interface alike, §5.1).
+The next candidate is tried when the interface does not answer so (see `failure`): the
+connection fails or is refused, no answer within `probe_timeout`, an HTTP status with no
+A2A error in it (404/405/406/415/501: nothing serves this binding there; 3xx: sent
+elsewhere, which is not followed), an answer that is not the binding's, -32601 (a
+JSON-RPC server that is not A2A), or `VersionNotSupported` (the card claims a version
+the interface does not serve). Each failure is kept with its reason in the
+`Negotiation`.
 """
 
 from __future__ import annotations
@@ -79,6 +81,8 @@ BINDING_NAMES: Final = {
 }
 #: HTTP statuses that say nothing serves the binding at that URL
 _NOT_SERVED: Final = frozenset({404, 405, 406, 415, 501})
+#: HTTP statuses without an A2A error that still show the interface is there
+_ANSWERS: Final = frozenset({401, 403})
 
 
 class Outcome(StrEnum):
@@ -279,9 +283,13 @@ def failure(exc: BaseException) -> str | None:
     if isinstance(exc, A2ATransportError):
         return f"did not answer: {_network_cause(exc)}"
     if isinstance(exc, A2AHttpError):
-        if exc.status in _NOT_SERVED or exc.status >= 500:
+        if exc.status in _ANSWERS:
+            return None  # (authentication comes before the binding, on every interface)
+        if exc.status in _NOT_SERVED:
             return f"HTTP {exc.status}: nothing serves this binding there"
-        return None  # 401, 403, 400...: an HTTP server that is there
+        if 300 <= exc.status < 400:
+            return f"HTTP {exc.status}: redirected elsewhere (not followed)"
+        return f"HTTP {exc.status} without an A2A error"
     if isinstance(exc, VersionNotSupported):
         return f"the interface does not serve this version: {exc}"
     if isinstance(exc, InvalidAgentResponse):
