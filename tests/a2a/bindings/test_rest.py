@@ -108,9 +108,9 @@ async def test_bad_input_gets_a_precise_4xx_and_the_server_keeps_serving(server:
         assert answer.json()["error"]["code"] == status
     not_allowed = await http.delete(url + "tasks", headers=VERSION)
     assert not_allowed.headers["allow"] == "GET"
-    status = (await send(server, "echo still here"))["status"]
-    assert isinstance(status, dict)
-    assert status["state"] == "TASK_STATE_COMPLETED"
+    still = (await send(server, "echo still here"))["status"]
+    assert isinstance(still, dict)
+    assert still["state"] == "TASK_STATE_COMPLETED"
 
 
 async def test_a_body_field_that_agrees_with_the_path_is_fine(server: Served) -> None:
