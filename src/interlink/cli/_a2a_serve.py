@@ -2,9 +2,10 @@
 
 ATTR is an app made by `interlink.a2a.create_app` (or a factory returning one). The
 store defaults to the agent's own SQLite file in the data directory, named after its
-card (`--store memory:` keeps nothing); an SQLite file serves one process at a time. A
-card that lists no interface gets the address each request came to, or `--public-url`
-(behind a proxy).
+card (`--store memory:` keeps nothing); an SQLite file serves one process at a time.
+The app serves the bindings it was made with (`create_app`: JSON-RPC and HTTP+JSON
+unless told otherwise). A card that lists no interface lists each of them at the
+address each request came to, or at `--public-url` (behind a proxy).
 
 Once the socket listens and the app has started, `serving on http://HOST:PORT/` is the
 one line on stdout (a script waits for it: a failed start closes stdout without it and
@@ -77,9 +78,9 @@ def add_parser(commands: Commands) -> None:
         type=_public_url,
         default=None,
         metavar="URL",
-        help="the URL clients reach the agent at (behind a proxy), listed as the card's "
-        "JSON-RPC interface when the card lists none (default: the address each request "
-        "came to: its scheme, Host and mount path)",
+        help="the URL clients reach the agent at (behind a proxy), where the card lists "
+        "its interfaces (JSON-RPC, HTTP+JSON) when it lists none (default: the address "
+        "each request came to: its scheme, Host and mount path)",
     )
     serve.add_argument(
         "--sign-key",
@@ -194,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
     port = listeners[0].getsockname()[1]
     url = f"http://{_authority(_UNSPECIFIED.get(args.host, args.host), port)}/"
     if args.public_url is not None:
-        app.use_card(with_interface(app.server.card, args.public_url))
+        app.use_card(with_interface(app.server.card, args.public_url, app.interfaces))
     what = f"serving {app.server.card.name!r} · tasks: {_store_text(store_url)}"
 
     class Server(StreamingServer):  # open streams end when it stops: see _a2a_uvicorn

@@ -20,7 +20,7 @@ from interlink.a2a._types import AgentCard, AgentInterface, SecurityRequirement,
 from interlink.a2a.server._auth import Authenticator
 from interlink.a2a.server._executor import AgentExecutor
 from interlink.a2a.server._handler import A2AServer, Authorize, owner_only
-from interlink.a2a.server._http import A2AApp
+from interlink.a2a.server._http import DEFAULT_BINDINGS, A2AApp
 from interlink.a2a.server._push import PushDelivery
 from interlink.a2a.stores._base import TaskStore
 
@@ -29,12 +29,23 @@ __all__ = ["AgentCardWarning", "create_app", "missing_card_fields", "with_interf
 logger = logging.getLogger("interlink.a2a")
 
 
-def with_interface(card: AgentCard, url: str) -> AgentCard:
-    """`card` listing `url` as its JSON-RPC interface (A2A 1.0) when it lists none."""
+def with_interface(
+    card: AgentCard, url: str, interfaces: Sequence[tuple[str, str]] = (("JSONRPC", "/"),)
+) -> AgentCard:
+    """`card` listing the app's `interfaces` (A2A 1.0; `A2AApp.interfaces`: binding and
+    path below the app, or absolute URL) at `url`, where the app is reached, when it
+    lists none. By default one JSON-RPC interface at `url`."""
     if card.supported_interfaces:
         return card
-    interface = AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
-    return msgspec.structs.replace(card, supported_interfaces=[interface])
+    listed = [
+        AgentInterface(
+            url=where if "://" in where else url.rstrip("/") + where,
+            protocol_binding=binding,
+            protocol_version="1.0",
+        )
+        for binding, where in interfaces
+    ]
+    return msgspec.structs.replace(card, supported_interfaces=listed)
 
 
 class AgentCardWarning(UserWarning):
@@ -57,6 +68,8 @@ def create_app(
     extended_card: AgentCard | None = None,
     authorize: Authorize = owner_only,
     rpc_path: str = "/",
+    bindings: Sequence[str] = DEFAULT_BINDINGS,
+    grpc_url: str | None = None,
     max_body: int = 16 * 1024 * 1024,
     keepalive: float = 15.0,
     stream_queue_limit: int = 1024,
@@ -68,9 +81,15 @@ def create_app(
     expose_errors: bool = False,
     signing_key: SigningKey | str | os.PathLike[str] | bytes | None = None,
 ) -> A2AApp:
-    """The ASGI app serving `executor`: JSON-RPC at `rpc_path`, SSE, the agent card at
+    """The ASGI app serving `executor`: JSON-RPC at `rpc_path` and HTTP+JSON (§11: its
+    routes, `/message:send` ...) with SSE streams, the agent card at
     `/.well-known/agent-card.json`. Serve it with uvicorn, or mount it in Starlette or
     FastAPI.
+
+    `bindings` chooses what is served and the card's order of preference among them
+    (`"JSONRPC"`, `"HTTP+JSON"`, and `"GRPC"`, which another server serves: give its
+    `grpc_url`; a `grpc_url` alone lists it last). The card lists an interface for
+    each (§8.3.1), made from each request unless the card lists its own.
 
     `auth`: authenticators for the card's security schemes (`ApiKeyAuth`, `BearerAuth`,
     or your own); when given, a call without valid credentials gets HTTP 401, the card
@@ -140,7 +159,13 @@ def create_app(
         expose_errors=expose_errors,
     )
     app = A2AApp(
-        server, rpc_path=rpc_path, max_body=max_body, keepalive=keepalive, authenticators=auth
+        server,
+        rpc_path=rpc_path,
+        max_body=max_body,
+        keepalive=keepalive,
+        authenticators=auth,
+        bindings=bindings,
+        grpc_url=grpc_url,
     )
     if signing_key is not None:
         from interlink.a2a._card_sign import SigningKey
