@@ -19,10 +19,9 @@ and bodies, is added to `DIALECTS` under "0.3").
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Final, Protocol, TypeVar
 from urllib.parse import quote
 
@@ -30,11 +29,10 @@ import httpx
 import msgspec
 
 from interlink.a2a import _codec
-from interlink.a2a._errors import A2ATransportError, InvalidAgentResponse, error_from_status
+from interlink.a2a._errors import InvalidAgentResponse, error_from_status
 from interlink.a2a._methods import HttpRule, Method
 from interlink.a2a._types import StreamResponse
-from interlink.a2a.client._jsonrpc import activated, check_status, header_bytes
-from interlink.a2a.client._sse import SSEParser, read_events
+from interlink.a2a.client._http import HttpDialect, HttpTransport
 from interlink.a2a.client._transport import HTTP_JSON, StreamEvent, StreamHints, TransportConfig
 from interlink.jsonrpc import RpcError
 
@@ -55,11 +53,8 @@ class RestRequest:
     body: bytes | None = None
 
 
-class RestDialect(Protocol):
+class RestDialect(HttpDialect, Protocol):
     """How one A2A version is written in HTTP+JSON."""
-
-    @property
-    def version(self) -> str: ...
 
     def request(
         self, method: Method[msgspec.Struct, msgspec.Struct], params: msgspec.Struct
@@ -70,10 +65,6 @@ class RestDialect(Protocol):
     def decode_result(self, method: Method[msgspec.Struct, R], body: bytes) -> R:
         """The typed result (or one event of a stream: a `StreamResponse`) from its
         JSON; `InvalidAgentResponse` when it is not one."""
-        ...
-
-    def error(self, body: bytes) -> RpcError | None:
-        """The typed error an error body stands for; None for anything else."""
         ...
 
 
@@ -165,68 +156,34 @@ V10: Final[RestDialect] = _V10()
 DIALECTS: dict[str, RestDialect] = {V10.version: V10}
 
 
-class RestTransport:
+class RestTransport(HttpTransport[RestDialect]):
     """The HTTP+JSON transport of one interface. An httpx client passed in is left open."""
 
-    binding: Final = HTTP_JSON
+    binding = HTTP_JSON
+    dialects = DIALECTS
+    headers = MappingProxyType({"Accept": CONTENT_TYPE})
 
     def __init__(self, config: TransportConfig, http: httpx.AsyncClient | None = None) -> None:
-        dialect = DIALECTS.get(config.version.strip())
-        if dialect is None:
-            raise ValueError(f"HTTP+JSON: A2A version {config.version} is not spoken here")
-        self.config = config
-        self.dialect = dialect
-        self.activated_extensions: frozenset[str] = frozenset()
+        super().__init__(config, http)
         self._base = config.url.rstrip("/")
-        self._headers = {"Accept": CONTENT_TYPE, **config.service_params()}
-        self._own = http is None
-        self._http = http or httpx.AsyncClient(
-            timeout=httpx.Timeout(config.timeout, connect=config.connect_timeout)
-        )
-        self._stream_timeout = httpx.Timeout(
-            config.timeout, connect=config.connect_timeout, read=None
-        )
 
-    async def aclose(self) -> None:
-        if self._own:
-            await self._http.aclose()
-
-    def _build(
+    def _route(
         self,
         method: Method[msgspec.Struct, msgspec.Struct],
         params: msgspec.Struct,
-        extra: dict[str, str | bytes],
-        timeout: httpx.Timeout | None = None,
+        headers: Mapping[str, str | bytes] = {},
+        *,
+        streaming: bool = False,
     ) -> httpx.Request:
-        request = self.dialect.request(method, params)
-        headers: dict[str, str | bytes] = {**self._headers, **extra}
-        if request.body is not None:
-            headers["Content-Type"] = CONTENT_TYPE
-        return self._http.build_request(
-            request.verb,
-            self._base + request.path,
-            content=request.body,
-            headers=header_bytes(headers),
-            params=[*self.config.query.items(), *request.query],
-            timeout=timeout or self._http.timeout,
-        )
-
-    def _check(self, response: httpx.Response, body: bytes) -> None:
-        self.activated_extensions = activated(response)
-        if response.status_code not in (200, 401):
-            error = self.dialect.error(body)
-            if error is not None:
-                raise error
-        check_status(response, body, str(response.request.url))
+        rest = self.dialect.request(method, params)
+        if rest.body is not None:
+            headers = {**headers, "Content-Type": CONTENT_TYPE}
+        url = self._base + rest.path
+        return self._request(rest.verb, url, rest.body, headers, rest.query, streaming=streaming)
 
     async def call(self, method: Method[msgspec.Struct, R], params: msgspec.Struct) -> R:
-        request = self._build(method, params, {})
-        try:
-            response = await self._http.send(request)
-        except httpx.HTTPError as exc:
-            raise A2ATransportError(f"{method.name} failed: {exc!r}", self.config.url) from exc
-        self._check(response, response.content)
-        return self.dialect.decode_result(method, response.content)
+        body = await self._send(method.name, self._route(method, params))
+        return self.dialect.decode_result(method, body)
 
     async def stream(
         self,
@@ -236,37 +193,18 @@ class RestTransport:
         last_event_id: str | None = None,
         hints: StreamHints | None = None,
     ) -> AsyncGenerator[StreamEvent, None]:
-        extra: dict[str, str | bytes] = {"Accept": f"text/event-stream, {CONTENT_TYPE}"}
-        if last_event_id:  # (UTF-8, as EventSource sends it; none for an empty id)
-            extra["Last-Event-ID"] = last_event_id.encode()
-        request = self._build(method, params, extra, self._stream_timeout)
-        parser = SSEParser()
-        idle = self.config.idle_timeout
-        try:
-            async with contextlib.AsyncExitStack() as stack:
-                try:  # the answer's head, within `idle_timeout` too
-                    async with asyncio.timeout(idle):
-                        response = await self._http.send(request, stream=True)
-                except TimeoutError:
-                    raise TimeoutError(f"no answer for {idle} s") from None
-                stack.push_async_callback(response.aclose)
-                kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
-                if response.status_code != 200 or kind != "text/event-stream":
-                    body = await response.aread()
-                    self._check(response, body)
-                    yield self._event(method, body, None)  # one answer instead of a stream
-                    return
-                self._check(response, b"")
-                events = read_events(
-                    response, idle_timeout=idle, parser=parser, errors=self.dialect.error
-                )
-                async for sse in events:
-                    yield self._event(method, sse.data.encode(), sse.id)
-        except httpx.HTTPError as exc:
-            raise A2ATransportError(f"{method.name} failed: {exc!r}", self.config.url) from exc
-        finally:
-            if hints is not None and parser.retry is not None:
-                hints.retry_ms = parser.retry
+        extra = self._stream_headers(f"text/event-stream, {CONTENT_TYPE}", last_event_id)
+        request = self._route(method, params, extra, streaming=True)
+        async with self._streaming(method.name, request) as response:
+            kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+            if response.status_code != 200 or kind != "text/event-stream":
+                body = await response.aread()
+                self._check(response, body)
+                yield self._event(method, body, None)  # one answer instead of a stream
+                return
+            self._check(response, b"")
+            async for sse in self._events(response, hints):
+                yield self._event(method, sse.data.encode(), sse.id)
 
     def _event(
         self, method: Method[msgspec.Struct, StreamResponse], data: bytes, id_: str | None
