@@ -10,6 +10,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx
+import msgspec
 import pytest
 
 from interlink.a2a import (
@@ -18,6 +19,7 @@ from interlink.a2a import (
     NoUsableInterface,
     Outcome,
     TaskNotFound,
+    _card,
     create_app,
 )
 from interlink.a2a import types as t
@@ -208,3 +210,37 @@ async def test_one_choice_is_not_probed(serve: Serve) -> None:
         assert seen == []
         assert client.negotiation.picked is not None
         assert client.negotiation.picked.reason == "the only choice"
+
+
+async def test_a_v03_card_is_read_with_its_interfaces_at_0_3() -> None:
+    old = msgspec.json.encode(
+        {
+            "name": "old agent",
+            "description": "speaks 0.3",
+            "version": "1",
+            "url": "http://old.test/rpc",
+            "preferredTransport": "JSONRPC",
+            "additionalInterfaces": [
+                {"url": "http://old.test/rpc", "transport": "JSONRPC"},
+                {"url": "http://old.test/rest", "transport": "HTTP+JSON"},
+            ],
+            "protocolVersion": "0.3.0",
+            "capabilities": {"streaming": True},
+            "defaultInputModes": ["text/plain"],
+            "defaultOutputModes": ["text/plain"],
+            "skills": [],
+        }
+    )
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=old)
+
+    _card.clear_card_cache()
+    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
+        card_, card_url = await _card.fetch_card("http://old.test/", client=http)
+    assert card_.name == "old agent"
+    _, steps = plan(card_, card_url, factories=everything)
+    assert [(s.url, s.version) for s in steps] == [
+        ("http://old.test/rpc", "0.3"),
+        ("http://old.test/rest", "0.3"),
+    ]
