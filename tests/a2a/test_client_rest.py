@@ -23,7 +23,12 @@ from interlink.a2a import (
     VersionNotSupported,
 )
 from interlink.a2a import types as t
-from interlink.a2a.client._client import A2AClient, A2AInvalidParams, Reconnect
+from interlink.a2a.client._client import (
+    A2AClient,
+    A2AInvalidParams,
+    Reconnect,
+    StreamInterrupted,
+)
 from interlink.a2a.client._rest import status_error
 from tests.a2a.test_client_raw_server import Conn, RawServer, Request
 
@@ -264,3 +269,19 @@ async def test_subscription_resumes_over_rest_after_a_cut() -> None:
     assert [e.id for e in events] == ["1", "2", "3"]
     assert events[-1].payload == msgspec.convert(done["statusUpdate"], t.TaskStatusUpdateEvent)
     assert len(server.requests) == 2
+
+
+async def test_a_silent_stream_is_dropped_and_a_plain_answer_is_one_event() -> None:
+    async def silent(request: Request, conn: Conn) -> None:
+        await conn.start_sse()
+        await conn.wait_gone()
+
+    async with RawServer(silent) as server:
+        client = A2AClient(rest_card(server.url), idle_timeout=0.2)
+        async with client:
+            with pytest.raises(StreamInterrupted, match="no event or keep-alive"):
+                await anext(aiter(client.stream_message("hi")))
+    done = {"task": {**TASK, "status": {"state": "TASK_STATE_COMPLETED"}}}
+    async with mock_rest(ok(done)) as (client, _):
+        events = [e async for e in client.stream_message("hi")]
+    assert [type(e.payload) for e in events] == [t.Task]
