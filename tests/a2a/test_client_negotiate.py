@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -15,6 +16,7 @@ import pytest
 
 from interlink.a2a import (
     A2AHttpError,
+    AuthenticationRequired,
     NoInterfaceAnswered,
     NoUsableInterface,
     Outcome,
@@ -244,3 +246,32 @@ async def test_a_v03_card_is_read_with_its_interfaces_at_0_3() -> None:
         ("http://old.test/rpc", "0.3"),
         ("http://old.test/rest", "0.3"),
     ]
+
+
+async def test_version_refused_falls_back_and_401_is_an_answer() -> None:
+    """/old claims 1.0 but answers -32009; /locked wants credentials (an answer: the
+    same would hold on every interface); /rest is never asked."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/old":
+            error = {"code": -32009, "message": "A2A version not supported"}
+            body = json.loads(request.content)
+            return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "error": error})
+        assert request.url.path == "/locked", request.url
+        return httpx.Response(401, headers={"www-authenticate": 'Bearer realm="a2a"'})
+
+    card_ = with_interfaces(
+        iface("http://a.test/old"),
+        iface("http://a.test/rest", "HTTP+JSON"),
+        iface("http://a.test/locked"),
+    )
+    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
+        client = await A2AClient.from_card(card_, client=http)
+        assert client.url == "http://a.test/locked"
+        with pytest.raises(AuthenticationRequired):
+            await client.get_task("x")
+    outcomes = [(c.outcome, c.reason) for c in client.negotiation.candidates]
+    assert outcomes[0][0] is Outcome.FAILED
+    assert outcomes[0][1].startswith("the interface does not serve this version")
+    assert outcomes[1] == (Outcome.NOT_TRIED, "choice 3 of 3")
+    assert outcomes[2] == (Outcome.PICKED, "it answered")
