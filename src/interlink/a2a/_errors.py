@@ -119,6 +119,29 @@ def status_of(code: int) -> tuple[str, int]:
     return STATUS_OF.get(code, UNKNOWN_STATUS)
 
 
+#: the ErrorInfo reason of each error of the JSON-RPC envelope (the A2A errors' reasons
+#: are their `REASON`s)
+CORE_REASONS: Mapping[int, str] = {
+    -32700: "PARSE_ERROR",
+    -32600: "INVALID_REQUEST",
+    -32601: "METHOD_NOT_FOUND",
+    -32602: "INVALID_PARAMS",
+    -32603: "INTERNAL_ERROR",
+}
+
+
+def code_of_reason(reason: str) -> int | None:
+    """The JSON-RPC code of an ErrorInfo `reason` (the bindings without codes of their
+    own, HTTP+JSON and gRPC, name an error by it), or None for one A2A does not name."""
+    for cls in A2AError.__subclasses__():
+        if reason == cls.REASON:
+            return cls.CODE
+    for code, name in CORE_REASONS.items():
+        if name == reason:
+            return code
+    return None
+
+
 # -- what a client raises besides the errors above ------------------------------------
 
 

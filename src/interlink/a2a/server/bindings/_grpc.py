@@ -38,7 +38,7 @@ import msgspec
 
 from interlink.a2a import _codec
 from interlink.a2a._card_sign import SigningKey, sign_card
-from interlink.a2a._errors import bad_request, error_info, status_of
+from interlink.a2a._errors import CORE_REASONS, bad_request, error_info, status_of
 from interlink.a2a._grpc import _convert, _status
 from interlink.a2a._methods import METHODS, Method
 from interlink.a2a._types import AgentCard, StreamResponse
@@ -235,15 +235,6 @@ async def _abort(context: Context, method: str, exc: Exception) -> NoReturn:
     await context.abort(code, exc.message, trailing_metadata=((_status.KEY, status),))
 
 
-_REASONS = {
-    -32700: "PARSE_ERROR",
-    -32600: "INVALID_REQUEST",
-    -32601: "METHOD_NOT_FOUND",
-    -32602: "INVALID_PARAMS",
-    -32603: "INTERNAL_ERROR",
-}
-
-
 def _details(exc: RpcError) -> list[object]:
     """The details of a core error, whose data is a plain object (or none): an
     ErrorInfo with the reason of its code and the data's items as metadata."""
@@ -253,7 +244,7 @@ def _details(exc: RpcError) -> list[object]:
             str(k): v if isinstance(v, str) else msgspec.json.encode(v).decode()
             for k, v in exc.data.items()
         }
-    return error_info(_REASONS.get(exc.code, "ERROR"), metadata)
+    return error_info(CORE_REASONS.get(exc.code, "ERROR"), metadata)
 
 
 # ---------------------------------------------------------------------------- the server
