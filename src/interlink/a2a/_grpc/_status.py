@@ -15,11 +15,10 @@ from google.protobuf import any_pb2, descriptor_pool, json_format, message_facto
 from google.protobuf.message import DecodeError
 from google.protobuf.message import Message as Proto
 
-__all__ = ["ERROR_INFO", "KEY", "decode", "encode"]
+__all__ = ["KEY", "decode", "encode"]
 
 #: the trailing metadata key of the status
 KEY: Final = "grpc-status-details-bin"
-ERROR_INFO: Final = "type.googleapis.com/google.rpc.ErrorInfo"
 
 # (googleapis-common-protos registers google.rpc's messages in the default pool; its
 # modules have no type information, so the classes are looked up there)

@@ -35,7 +35,7 @@ from interlink.a2a._errors import (
     A2ATransportError,
     AuthenticationRequired,
     InvalidAgentResponse,
-    code_of_reason,
+    error_from_status,
 )
 from interlink.a2a._grpc import _convert, _status
 from interlink.a2a._methods import Method
@@ -54,12 +54,6 @@ R = TypeVar("R", bound=msgspec.Struct)
 VERSIONS: Final = ("1.0",)
 SERVICE: Final = "lf.a2a.v1.A2AService"
 _MAX_MESSAGE: Final = 64 * 1024 * 1024
-#: a status without A2A details, as the error it stands for
-_CODES: Final = {
-    grpc.StatusCode.INVALID_ARGUMENT: -32602,
-    grpc.StatusCode.NOT_FOUND: -32001,
-    grpc.StatusCode.UNIMPLEMENTED: -32601,
-}
 _TRANSPORT: Final = frozenset(
     {
         grpc.StatusCode.UNAVAILABLE,
@@ -170,22 +164,18 @@ def error_of(exc: grpc.aio.AioRpcError, url: str) -> Exception:
     code = exc.code()
     message = exc.details() or code.name
     trailing = tuple(exc.trailing_metadata() or ())
-    found = None
-    for key, value in trailing:
-        if key == _status.KEY and isinstance(value, bytes):
-            found = _status.decode(value)
     if code is grpc.StatusCode.UNAUTHENTICATED:
         challenge = next((str(v) for k, v in trailing if k == "www-authenticate"), "")
         return AuthenticationRequired(url, challenge, message.encode())
-    details: list[object] = found[2] if found is not None else []
-    for detail in details:
-        if isinstance(detail, dict) and detail.get("@type") == _status.ERROR_INFO:
-            number = code_of_reason(str(detail.get("reason", "")))
-            if number is not None:
-                error = ErrorObject(code=number, message=message, data=details)
-                return RpcError.from_error_object(error, "a2a")
+    details: list[object] = []
+    for key, value in trailing:
+        if key == _status.KEY and isinstance(value, bytes):
+            found = _status.decode(value)
+            details = found[2] if found is not None else []
+    error = error_from_status(message, details, code.name)
+    if error is not None:
+        return error
     if code in _TRANSPORT:
         return A2ATransportError(f"gRPC {code.name}: {message}", url)
-    number = _CODES.get(code, -32603)
     data = details or msgspec.UNSET
-    return RpcError.from_error_object(ErrorObject(code=number, message=message, data=data), "a2a")
+    return RpcError.from_error_object(ErrorObject(code=-32603, message=message, data=data), "a2a")

@@ -38,7 +38,7 @@ import msgspec
 
 from interlink.a2a import _codec
 from interlink.a2a._card_sign import SigningKey, sign_card
-from interlink.a2a._errors import CORE_REASONS, bad_request, error_info, status_of
+from interlink.a2a._errors import bad_request, error_info, status_of
 from interlink.a2a._grpc import _convert, _status
 from interlink.a2a._methods import METHODS, Method
 from interlink.a2a._types import AgentCard, StreamResponse
@@ -49,6 +49,7 @@ from interlink.a2a.server._executor import AgentExecutor
 from interlink.a2a.server._handler import A2AServer, Authorize, Call, owner_only
 from interlink.a2a.server._http import A2AApp
 from interlink.a2a.server._stream import TaskStream
+from interlink.a2a.server.bindings._jsonrpc import reason_of
 from interlink.a2a.stores._base import TaskStore
 from interlink.jsonrpc import MethodNotFound, RpcError
 
@@ -238,13 +239,7 @@ async def _abort(context: Context, method: str, exc: Exception) -> NoReturn:
 def _details(exc: RpcError) -> list[object]:
     """The details of a core error, whose data is a plain object (or none): an
     ErrorInfo with the reason of its code and the data's items as metadata."""
-    metadata: dict[str, str] = {}
-    if isinstance(exc.data, dict):
-        metadata = {
-            str(k): v if isinstance(v, str) else msgspec.json.encode(v).decode()
-            for k, v in exc.data.items()
-        }
-    return error_info(CORE_REASONS.get(exc.code, "ERROR"), metadata)
+    return error_info(*reason_of(exc.to_error_object()))
 
 
 # ---------------------------------------------------------------------------- the server
