@@ -28,11 +28,15 @@ pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
 COMPLETED = t.TaskState.TASK_STATE_COMPLETED
 
 
-@pytest.fixture(params=["py", "js"], ids=["py-sdk", "js-sdk"])
+@pytest.fixture(params=["py", "js", "py-grpc"], ids=["py-sdk", "js-sdk", "py-sdk-grpc"])
 def peer(request: pytest.FixtureRequest) -> Iterator[str]:
-    kind: PeerKind = request.getfixturevalue(f"a2a_{request.param}_sdk")
+    """The URL of a peer agent's card. py-sdk-grpc offers gRPC only (its card lists one
+    `GRPC` interface): the client negotiates it (`interlink[grpc]`)."""
+    kind: PeerKind = request.getfixturevalue(f"a2a_{request.param.split('-')[0]}_sdk")
     port = free_port()
-    if kind == "py":
+    if request.param == "py-grpc":
+        cmd = [sys.executable, str(PEERS / "py_grpc_server.py"), str(port), str(free_port())]
+    elif kind == "py":
         cmd = [sys.executable, str(PEERS / "py_server.py"), str(port)]
     else:
         cmd = [shutil.which("node") or "node", str(PEERS / "js_server.mjs"), str(port)]
@@ -64,6 +68,7 @@ def status_text(payload: object) -> str:
 async def test_send_get_list_cancel(peer: str) -> None:
     async with await A2AClient.connect(peer) as client:
         assert client.card.name.endswith("sdk peer")
+        assert client.binding == client.card.supported_interfaces[0].protocol_binding
         task = await client.send_message("echo hi")
         assert isinstance(task, t.Task)
         assert task.status.state == COMPLETED

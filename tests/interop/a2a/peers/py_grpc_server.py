@@ -27,7 +27,7 @@ from tests.interop.a2a.peers.py_server import PeerExecutor
 
 async def serve(http_port: int, grpc_port: int) -> None:
     card = AgentCard(
-        name="py sdk grpc peer",
+        name="py grpc sdk peer",
         description="echo, slow, ask, message",
         version="1.0.0",
         supported_interfaces=[
