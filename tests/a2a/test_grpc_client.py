@@ -3,12 +3,14 @@ call and stream typed, each error the same class as over JSON-RPC."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import msgspec
 import pytest
 
 from interlink.a2a import (
+    A2AApp,
+    A2AClient,
     A2AInvalidParams,
     A2ATransportError,
     ApiKeyAuth,
@@ -16,6 +18,8 @@ from interlink.a2a import (
     TaskNotFound,
     UnsupportedOperation,
     VersionNotSupported,
+    create_app,
+    with_interface,
 )
 from interlink.a2a import types as t
 from interlink.a2a._methods import (
@@ -26,7 +30,8 @@ from interlink.a2a._methods import (
     SUBSCRIBE_TO_TASK,
 )
 from interlink.a2a.client._transport import TransportConfig
-from tests.a2a.agents import Scripted, card
+from tests.a2a.agents import Scripted, card, message
+from tests.a2a.conftest import Served
 from tests.spec import unavailable
 
 try:
@@ -159,3 +164,46 @@ def test_targets() -> None:
     assert target_of("grpc://agent:50051/a2a") == ("agent:50051", False)
     assert target_of("https://agent.example.com/a2a/grpc") == ("agent.example.com:443", True)
     assert target_of("grpcs://agent:8443") == ("agent:8443", True)
+
+
+async def test_grpc_beside_http_shares_one_server(
+    serve: Callable[[A2AApp], Awaitable[Served]],
+) -> None:
+    """`GrpcServer.for_app`: a task sent over JSON-RPC is read, streamed and cancelled
+    over gRPC (one store, one runtime), and `A2AClient` picks gRPC when asked."""
+    agent = Scripted()
+    app = create_app(agent, card())
+    served = await serve(app)
+    side = GrpcServer.for_app(app)
+    port = await side.start()
+    grpc_card = msgspec.structs.replace(
+        with_interface(app.server.card, served.url),
+        supported_interfaces=[
+            t.AgentInterface(url=served.url, protocol_binding="JSONRPC", protocol_version="1.0"),
+            t.AgentInterface(
+                url=f"127.0.0.1:{port}", protocol_binding="GRPC", protocol_version="1.0"
+            ),
+        ],
+    )
+    app.use_card(grpc_card)
+    try:
+        slow = {**message("slow"), "configuration": {"returnImmediately": True}}
+        sent = await served.result("SendMessage", slow)
+        task_id = str(sent["task"]["id"])  # type: ignore[index]
+        await agent.started.wait()
+        async with await A2AClient.connect(served.url, binding="grpc") as client:
+            assert client.binding == "GRPC"
+            subscription = client.subscribe(task_id)
+            first = await anext(subscription)
+            assert isinstance(first.payload, t.Task)
+            assert first.payload.id == task_id
+            canceled = await client.cancel_task(task_id)
+            assert canceled.status.state == t.TaskState.TASK_STATE_CANCELED
+            rest = [e.payload async for e in subscription]
+            assert isinstance(rest[-1], t.TaskStatusUpdateEvent | t.Task)
+            assert rest[-1].status.state == t.TaskState.TASK_STATE_CANCELED
+        got = await served.result("GetTask", {"id": task_id})
+        assert got["status"]["state"] == "TASK_STATE_CANCELED"  # type: ignore[index]
+    finally:
+        agent.release.set()
+        await side.stop(grace=1)
