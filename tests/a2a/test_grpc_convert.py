@@ -146,20 +146,8 @@ def test_card_maps_of_messages() -> None:
     check(AgentCard, json.dumps(json.loads(HAND_WRITTEN["card"][1])))
 
 
-def test_coexists_with_the_official_sdk_in_one_process() -> None:
-    """The SDK registers its own `a2a.proto` (same package) in protobuf's default pool;
-    ours lives in a pool of its own, so both import in either order."""
-    code = (
-        "import a2a.types.a2a_pb2 as sdk\n"
-        "from interlink.a2a._grpc import _convert\n"
-        "from interlink.a2a._types import Task, TaskStatus, TaskState\n"
-        "t = Task(id='t', status=TaskStatus(state=TaskState.TASK_STATE_WORKING))\n"
-        "print(sdk.Task.FromString(_convert.encode(t)).id)\n"
-    )
-    try:
-        import a2a.types.a2a_pb2  # noqa: F401
-    except ImportError:
-        unavailable("a2a-sdk[grpc] is not installed (pip install -e '.[dev]')")
+def fresh_python(code: str) -> str:
+    """What `code` prints, run by a new interpreter (nothing imported yet)."""
     done = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
@@ -169,7 +157,37 @@ def test_coexists_with_the_official_sdk_in_one_process() -> None:
         env={"PYTHONPATH": str(REPO / "src"), "PATH": ""},
         check=False,
     )
-    assert (done.returncode, done.stdout.strip()) == (0, "t"), done.stderr
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_coexists_with_the_official_sdk_in_one_process() -> None:
+    """The SDK registers its own `a2a.proto` (same package) in protobuf's default pool;
+    ours lives in a pool of its own, so both import in either order."""
+    try:
+        import a2a.types.a2a_pb2  # noqa: F401
+    except ImportError:
+        unavailable("a2a-sdk[grpc] is not installed (pip install -e '.[dev]')")
+    code = (
+        "import a2a.types.a2a_pb2 as sdk\n"
+        "from interlink.a2a._grpc import _convert\n"
+        "from interlink.a2a._types import Task, TaskStatus, TaskState\n"
+        "t = Task(id='t', status=TaskStatus(state=TaskState.TASK_STATE_WORKING))\n"
+        "print(sdk.Task.FromString(_convert.encode(t)).id)\n"
+    )
+    assert fresh_python(code) == "t"
+
+
+def test_the_http_side_imports_neither_grpc_nor_protobuf() -> None:
+    code = (
+        "import sys\n"
+        "import interlink.a2a\n"
+        "from interlink.a2a import create_app\n"
+        "import interlink.a2a.server._http, interlink.cli._a2a_serve\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('grpc', 'google'))\n"
+        "print(bad)\n"
+    )
+    assert fresh_python(code) == "[]"
 
 
 # ---------------------------------------------------------------------------- generator

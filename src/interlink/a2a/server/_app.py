@@ -11,6 +11,7 @@ import logging
 import os
 import warnings
 from collections.abc import Sequence
+from typing import TypedDict
 
 import msgspec
 
@@ -26,6 +27,7 @@ from interlink.a2a.stores._base import TaskStore
 
 __all__ = [
     "AgentCardWarning",
+    "ServerOptions",
     "build_server",
     "create_app",
     "missing_card_fields",
@@ -53,6 +55,22 @@ def missing_card_fields(card: AgentCard) -> list[str]:
     what it holds leave empty, by their JSON paths. `supportedInterfaces` is not among
     them: an app fills it in from each request (or `--public-url`)."""
     return [v.field for v in _codec.missing_required(card) if v.field != "supportedInterfaces"]
+
+
+class ServerOptions(TypedDict, total=False):
+    """The options of `create_app` that make its `A2AServer` (see there), for another
+    binding's factory to take as they are (`create_grpc_server`)."""
+
+    store: TaskStore | str | None
+    extended_card: AgentCard | None
+    authorize: Authorize
+    stream_queue_limit: int
+    stream_queue_bytes: int
+    auth: Sequence[Authenticator]
+    push_allow: Sequence[str]
+    lease_ttl: float
+    retention: float | None
+    expose_errors: bool
 
 
 def build_server(

@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import NoReturn
+from typing import NoReturn, Unpack
 
 import grpc
 import msgspec
@@ -42,15 +42,14 @@ from interlink.a2a._errors import bad_request, error_info, status_of
 from interlink.a2a._grpc import _convert, _status
 from interlink.a2a._methods import METHODS, Method
 from interlink.a2a._types import AgentCard, StreamResponse
-from interlink.a2a.server._app import build_server
+from interlink.a2a.server._app import ServerOptions, build_server
 from interlink.a2a.server._auth import Authenticator
 from interlink.a2a.server._calls import CardExtensions, build_call, dispatch
 from interlink.a2a.server._executor import AgentExecutor
-from interlink.a2a.server._handler import A2AServer, Authorize, Call, owner_only
+from interlink.a2a.server._handler import A2AServer, Call
 from interlink.a2a.server._http import A2AApp
 from interlink.a2a.server._stream import TaskStream
 from interlink.a2a.server.bindings._jsonrpc import reason_of
-from interlink.a2a.stores._base import TaskStore
 from interlink.jsonrpc import MethodNotFound, RpcError
 
 __all__ = ["SERVICE", "GrpcBinding", "GrpcServer", "create_grpc_server"]
@@ -324,40 +323,17 @@ def create_grpc_server(
     executor: AgentExecutor,
     card: AgentCard,
     *,
-    store: TaskStore | str | None = None,
-    extended_card: AgentCard | None = None,
-    authorize: Authorize = owner_only,
     max_message: int = 16 * 1024 * 1024,
-    stream_queue_limit: int = 1024,
-    stream_queue_bytes: int = 4 * 1024 * 1024,
-    auth: Sequence[Authenticator] = (),
-    push_allow: Sequence[str] = (),
-    lease_ttl: float = 10.0,
-    retention: float | None = None,
-    expose_errors: bool = False,
     signing_key: SigningKey | str | os.PathLike[str] | bytes | None = None,
+    **options: Unpack[ServerOptions],
 ) -> GrpcServer:
-    """`executor` served over gRPC alone, with the options of `create_app` (read its
-    documentation; `max_message` is the largest request or answer, in bytes). The card
-    is the one `GetExtendedAgentCard` builds on; a gRPC agent publishes its card over
-    HTTP, listing this server as its `GRPC` interface: serve `create_app` beside it
-    with `GrpcServer.for_app` instead to have both from one process."""
-    server = build_server(
-        executor,
-        card,
-        store=store,
-        extended_card=extended_card,
-        authorize=authorize,
-        stream_queue_limit=stream_queue_limit,
-        stream_queue_bytes=stream_queue_bytes,
-        auth=auth,
-        push_allow=push_allow,
-        lease_ttl=lease_ttl,
-        retention=retention,
-        expose_errors=expose_errors,
-        stacklevel=2,
-    )
+    """`executor` served over gRPC alone, with the options of `create_app` (`store`,
+    `auth`, `extended_card`, ...: read its documentation; `max_message` is the largest
+    request or answer, in bytes; `signing_key` signs the extended card). A gRPC agent
+    publishes its card over HTTP, listing this server as its `GRPC` interface: serve
+    `create_app` beside it with `GrpcServer.for_app` to have both from one process."""
+    server = build_server(executor, card, stacklevel=2, **options)
     if signing_key is not None and server.extended_card is not None:
         key = signing_key if isinstance(signing_key, SigningKey) else SigningKey.load(signing_key)
         server.extended_card = sign_card(server.extended_card, key)
-    return GrpcServer(server, authenticators=auth, max_message=max_message)
+    return GrpcServer(server, authenticators=options.get("auth", ()), max_message=max_message)
