@@ -6,17 +6,18 @@ and a clean stop with open streams."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 import msgspec
 import pytest
 
-from interlink.a2a import ApiKeyAuth
+from interlink.a2a import A2AApp, ApiKeyAuth, TenantRouter, create_app
 from interlink.a2a import types as t
 from interlink.a2a._codec import decode
 from interlink.a2a._methods import METHODS
 from tests.a2a.agents import Scripted, card, message
+from tests.a2a.conftest import Served
 from tests.spec import unavailable
 
 try:
@@ -289,3 +290,30 @@ async def test_stop_ends_open_streams_at_once(raw: Raw) -> None:
         rest = [e async for e in stream]
         await stopping
     assert all(isinstance(e, bytes) for e in rest)
+
+
+async def test_tenants_of_a_router_are_apart(
+    serve: Callable[[A2AApp], Awaitable[Served]],
+) -> None:
+    router = TenantRouter(
+        {"a": create_app(Scripted(), card()), "b": create_app(Scripted(), card())}
+    )
+    await serve(router)  # type: ignore[arg-type]  # (its lifespan starts the apps)
+    side = GrpcServer.for_router(router)
+    port = await side.start()
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    try:
+        raw = Raw(channel, side, Scripted())
+        sent = await raw.unary("SendMessage", msgspec.structs.replace(send("echo a"), tenant="a"))
+        assert isinstance(sent, t.SendMessageResponse)
+        assert isinstance(sent.task, t.Task)
+        got = await raw.unary("GetTask", t.GetTaskRequest(id=sent.task.id, tenant="a"))
+        assert isinstance(got, t.Task)
+        for tenant in ("b", "c", ""):  # another tenant's, an unknown one, none
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await raw.unary("GetTask", t.GetTaskRequest(id=sent.task.id, tenant=tenant))
+            assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+            assert reason(caught.value) == "TASK_NOT_FOUND"
+    finally:
+        await channel.close()
+        await side.stop(grace=1)

@@ -35,6 +35,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import NoReturn, Unpack
 
 import grpc
@@ -42,7 +43,7 @@ import msgspec
 
 from interlink.a2a import _codec
 from interlink.a2a._card_sign import SigningKey, sign_card
-from interlink.a2a._errors import bad_request, error_info, status_of
+from interlink.a2a._errors import TaskNotFound, bad_request, error_info, status_of
 from interlink.a2a._grpc import _convert, _status
 from interlink.a2a._methods import METHODS, Method
 from interlink.a2a._types import AgentCard, StreamResponse
@@ -53,6 +54,7 @@ from interlink.a2a.server._executor import AgentExecutor
 from interlink.a2a.server._handler import A2AServer, Call
 from interlink.a2a.server._http import A2AApp
 from interlink.a2a.server._stream import TaskStream
+from interlink.a2a.server._tenants import TenantRouter
 from interlink.a2a.server.bindings._jsonrpc import reason_of
 from interlink.jsonrpc import MethodNotFound, RpcError
 
@@ -75,14 +77,26 @@ class _Refused(Exception):
         self.metadata = metadata
 
 
+@dataclass
+class _Agent:
+    """What the binding serves for one tenant: its server, authenticators, extensions."""
+
+    server: A2AServer
+    authenticators: tuple[Authenticator, ...]
+    extensions: CardExtensions
+
+
 class GrpcBinding(grpc.GenericRpcHandler):
-    """The `A2AService` of one `A2AServer`, for `grpc.aio.Server.add_generic_rpc_handlers`
-    (see `GrpcServer` for a server that runs it)."""
+    """The `A2AService` of one `A2AServer` (or of each tenant's, `for_tenants`), for
+    `grpc.aio.Server.add_generic_rpc_handlers` (see `GrpcServer` for a server that runs
+    it)."""
 
     def __init__(self, server: A2AServer, *, authenticators: Sequence[Authenticator] = ()) -> None:
-        self.server = server
-        self.authenticators = tuple(authenticators)
-        self.extensions = CardExtensions.of(server.card)
+        self._default: _Agent | None = _Agent(
+            server, tuple(authenticators), CardExtensions.of(server.card)
+        )
+        #: the agent of each tenant (a router's); empty: the one agent takes every call
+        self._tenants: dict[str, _Agent] = {}
         #: the open streams, cut when the server stops (`end_streams`)
         self._streams: set[TaskStream] = set()
         self._ending = False
@@ -95,9 +109,34 @@ class GrpcBinding(grpc.GenericRpcHandler):
                 handler = grpc.unary_unary_rpc_method_handler(self._unary(method))
             self._handlers[_PREFIX + name] = handler
 
+    @classmethod
+    def for_tenants(
+        cls, tenants: Mapping[str, tuple[A2AServer, Sequence[Authenticator]]]
+    ) -> GrpcBinding:
+        """One agent per tenant (a `TenantRouter`'s): a call goes to the agent of the
+        `tenant` of its request, with that agent's credentials and extensions; an
+        unknown tenant is not found (-32001), never another tenant's agent."""
+        if not tenants:
+            raise ValueError("a tenant binding needs at least one tenant")
+        (first, _), *_ = tenants.values()
+        binding = cls(first)
+        binding._default = None
+        binding._tenants = {
+            name: _Agent(server, tuple(auth), CardExtensions.of(server.card))
+            for name, (server, auth) in tenants.items()
+        }
+        return binding
+
+    @property
+    def servers(self) -> list[A2AServer]:
+        """The servers the binding calls (one per tenant)."""
+        agents = [self._default] if self._default is not None else self._tenants.values()
+        return [agent.server for agent in agents]
+
     def use_card(self, card: AgentCard) -> None:
         """The card changed (`A2AApp.use_card`): its extensions are the ones checked."""
-        self.extensions = CardExtensions.of(card)
+        if self._default is not None:
+            self._default.extensions = CardExtensions.of(card)
 
     def service(
         self, handler_call_details: grpc.HandlerCallDetails
@@ -117,26 +156,26 @@ class GrpcBinding(grpc.GenericRpcHandler):
 
     # -- calls --------------------------------------------------------------------
 
-    async def _call(self, context: Context) -> Call:
+    async def _call(self, agent: _Agent, context: Context) -> Call:
         """The call's `Call`, from its metadata; raises `_Refused` without credentials
         (when the agent asks for them) and the A2A errors of the service parameters."""
         metadata = _metadata(context)
         principal = ""
-        if self.authenticators:
+        if agent.authenticators:
             request = _Request(metadata)
-            for authenticator in self.authenticators:
+            for authenticator in agent.authenticators:
                 found = await authenticator.authenticate(request)
                 if found is not None:
                     principal = found
                     break
             else:
-                challenge = ", ".join(a.challenge() for a in self.authenticators)
+                challenge = ", ".join(a.challenge() for a in agent.authenticators)
                 raise _Refused(
                     grpc.StatusCode.UNAUTHENTICATED,
                     "authentication required",
                     [("www-authenticate", challenge)],
                 )
-        call = build_call(metadata, self.extensions, principal=principal)
+        call = build_call(metadata, agent.extensions, principal=principal)
         if call.extensions:
             active = ", ".join(sorted(call.extensions))
             await context.send_initial_metadata((("a2a-extensions", active),))
@@ -145,12 +184,18 @@ class GrpcBinding(grpc.GenericRpcHandler):
     async def _begin(
         self, method: Method[msgspec.Struct, msgspec.Struct], request: bytes, context: Context
     ) -> msgspec.Struct | TaskStream:
-        call = await self._call(context)
         try:
             params = _convert.decode(method.params, request)
         except _codec.ValidationError as exc:
             raise bad_request((v.field, v.description) for v in exc.violations) from None
-        return await dispatch(self.server, method, params, call)
+        agent = self._default
+        if agent is None:  # (a tenant's agent, by the tenant of the request)
+            tenant = getattr(params, "tenant", "")
+            agent = self._tenants.get(tenant)
+            if agent is None:
+                raise TaskNotFound(f"unknown tenant {tenant!r}", tenant=tenant)
+        call = await self._call(agent, context)
+        return await dispatch(agent.server, method, params, call)
 
     def _unary(
         self, method: Method[msgspec.Struct, msgspec.Struct]
@@ -251,8 +296,8 @@ def _details(exc: RpcError) -> list[object]:
 class GrpcServer:
     """A grpc.aio server for one `A2AServer`: `await start(address)`, `await stop()`
     (or `async with`). With `owner=True` (`create_grpc_server`) it starts and stops the
-    `A2AServer` too; beside an HTTP app sharing the same one (`for_app`), the app's
-    lifespan does.
+    `A2AServer` too; beside an HTTP app sharing the same one (`for_app`, `for_router`),
+    the app's lifespan does.
 
     `stop` ends the open streams first (each after what it has queued), answers
     blocking `SendMessage`s with their tasks as they stand, then stops grpc, which waits
@@ -260,19 +305,26 @@ class GrpcServer:
 
     def __init__(
         self,
-        server: A2AServer,
+        server: A2AServer | GrpcBinding,
         *,
         authenticators: Sequence[Authenticator] = (),
         max_message: int = 16 * 1024 * 1024,
         owner: bool = True,
     ) -> None:
-        self.server = server
-        self.binding = GrpcBinding(server, authenticators=authenticators)
+        if isinstance(server, GrpcBinding):
+            self.binding = server
+        else:
+            self.binding = GrpcBinding(server, authenticators=authenticators)
         self.max_message = max_message
         self.owner = owner
         self._grpc: grpc.aio.Server | None = None
         #: the port bound by `start`
         self.port = 0
+
+    @property
+    def server(self) -> A2AServer:
+        """The `A2AServer` (the first tenant's, beside a router)."""
+        return self.binding.servers[0]
 
     @classmethod
     def for_app(cls, app: A2AApp, *, max_message: int | None = None) -> GrpcServer:
@@ -282,10 +334,19 @@ class GrpcServer:
         limit = app.max_body if max_message is None else max_message
         return cls(app.server, authenticators=app.authenticators, max_message=limit, owner=False)
 
+    @classmethod
+    def for_router(cls, router: TenantRouter, *, max_message: int | None = None) -> GrpcServer:
+        """gRPC beside a `TenantRouter`: each call goes to the app of its request's
+        `tenant` (`GrpcBinding.for_tenants`); the router's lifespan starts the apps."""
+        tenants = {name: (app.server, app.authenticators) for name, app in router.tenants.items()}
+        limit = router.max_body if max_message is None else max_message
+        return cls(GrpcBinding.for_tenants(tenants), max_message=limit, owner=False)
+
     async def start(self, address: str = "127.0.0.1:0") -> int:
         """Listen on `address` (`host:port`; port 0 takes a free one) and serve; the port."""
-        if self.owner:
-            await self.server.startup()
+        servers = self.binding.servers if self.owner else []
+        for server in servers:
+            await server.startup()
         options = [
             ("grpc.max_receive_message_length", self.max_message),
             ("grpc.max_send_message_length", self.max_message),
@@ -299,8 +360,8 @@ class GrpcServer:
             await self._grpc.start()
         except BaseException:
             self._grpc = None
-            if self.owner:
-                await self.server.shutdown()
+            for server in servers:
+                await server.shutdown()
             raise
         return self.port
 
@@ -308,11 +369,13 @@ class GrpcServer:
         if self._grpc is None:
             return
         self.binding.end_streams()
-        self.server.answer_now()
+        for server in self.binding.servers:
+            server.answer_now()
         await self._grpc.stop(grace)
         self._grpc = None
         if self.owner:
-            await self.server.shutdown()
+            for server in self.binding.servers:
+                await server.shutdown()
 
     async def __aenter__(self) -> GrpcServer:
         if self._grpc is None:
