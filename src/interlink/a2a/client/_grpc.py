@@ -8,10 +8,11 @@ parameters (`TransportConfig.service_params()`) as metadata under lower-case key
 resumed subscription sends `last-event-id`. gRPC events carry no ids, so `StreamEvent.id`
 is None: a re-subscription starts again from the task's snapshot.
 
-Errors are those of the other bindings: the `ErrorInfo` reason in the status details
-(`grpc-status-details-bin`) names the A2A error class (`TaskNotFound`, ...; invalid
-params are `A2AInvalidParams` with the `BadRequest` violations); without one, the
-status stands for it (INVALID_ARGUMENT -32602, NOT_FOUND -32001, UNIMPLEMENTED -32601);
+Errors are those of the other bindings (`error_from_status`): the `ErrorInfo` reason in
+the status details (`grpc-status-details-bin`) names the A2A error class
+(`TaskNotFound`, ...; invalid params are `A2AInvalidParams` with the `BadRequest`
+violations); without one, a status that only one code maps to stands for it
+(INVALID_ARGUMENT -32602, NOT_FOUND -32001, UNIMPLEMENTED -32601, INTERNAL -32603);
 UNAUTHENTICATED is `AuthenticationRequired` (the challenge from `www-authenticate`);
 UNAVAILABLE, a deadline or a cancellation the server made is `A2ATransportError`; an
 answer that is no protobuf of the method's type is `InvalidAgentResponse`.
