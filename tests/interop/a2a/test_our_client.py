@@ -28,13 +28,12 @@ pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
 COMPLETED = t.TaskState.TASK_STATE_COMPLETED
 
 
-@pytest.fixture(params=["py", "js", "py-grpc"], ids=["py-sdk", "js-sdk", "py-sdk-grpc"])
-def peer(request: pytest.FixtureRequest) -> Iterator[str]:
-    """The URL of a peer agent's card. py-sdk-grpc offers gRPC only (its card lists one
-    `GRPC` interface): the client negotiates it (`interlink[grpc]`)."""
-    kind: PeerKind = request.getfixturevalue(f"a2a_{request.param.split('-')[0]}_sdk")
+@contextlib.contextmanager
+def peer_agent(kind: str) -> Iterator[str]:
+    """A peer agent server in a subprocess; the URL of its card. `py-grpc` offers gRPC
+    only (its card lists one `GRPC` interface)."""
     port = free_port()
-    if request.param == "py-grpc":
+    if kind == "py-grpc":
         cmd = [sys.executable, str(PEERS / "py_grpc_server.py"), str(port), str(free_port())]
     elif kind == "py":
         cmd = [sys.executable, str(PEERS / "py_server.py"), str(port)]
@@ -59,14 +58,31 @@ def peer(request: pytest.FixtureRequest) -> Iterator[str]:
                 proc.wait(timeout=10)
 
 
+@pytest.fixture(params=["py", "js"], ids=["py-sdk", "js-sdk"])
+def peer(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Each SDK's JSON-RPC server in turn (the checker's tests use it too)."""
+    kind: PeerKind = request.getfixturevalue(f"a2a_{request.param}_sdk")
+    with peer_agent(kind) as url:
+        yield url
+
+
+@pytest.fixture(params=["py", "js", "py-grpc"], ids=["py-sdk", "js-sdk", "py-sdk-grpc"])
+def agent(request: pytest.FixtureRequest) -> Iterator[str]:
+    """`peer`, and the Python SDK's agent offering only gRPC, which the client
+    negotiates from its card (`interlink[grpc]`)."""
+    request.getfixturevalue(f"a2a_{request.param.split('-')[0]}_sdk")
+    with peer_agent(request.param) as url:
+        yield url
+
+
 def status_text(payload: object) -> str:
     if isinstance(payload, t.Task | t.TaskStatusUpdateEvent) and payload.status.message:
         return "".join(str(p.text) for p in payload.status.message.parts)
     return ""
 
 
-async def test_send_get_list_cancel(peer: str) -> None:
-    async with await A2AClient.connect(peer) as client:
+async def test_send_get_list_cancel(agent: str) -> None:
+    async with await A2AClient.connect(agent) as client:
         assert client.card.name.endswith("sdk peer")
         assert client.binding == client.card.supported_interfaces[0].protocol_binding
         task = await client.send_message("echo hi")
@@ -98,8 +114,8 @@ async def test_send_get_list_cancel(peer: str) -> None:
             await client.get_task("no-such-task")
 
 
-async def test_stream_and_subscribe(peer: str) -> None:
-    async with await A2AClient.connect(peer) as client:
+async def test_stream_and_subscribe(agent: str) -> None:
+    async with await A2AClient.connect(agent) as client:
         events = [e async for e in client.stream_message("echo streamed")]
         assert isinstance(events[0].payload, t.Task)
         assert any(isinstance(e.payload, t.TaskArtifactUpdateEvent) for e in events)
