@@ -38,10 +38,13 @@ COMPLETED = t.TaskState.TASK_STATE_COMPLETED
 
 
 @contextlib.contextmanager
-def peer_server(kind: PeerKind, mode: str = "jsonrpc") -> Iterator[str]:
-    """The `kind` peer server (in `mode`, for the Python one) on a free port: its URL."""
+def peer_server(kind: str, mode: str = "jsonrpc") -> Iterator[str]:
+    """The `kind` peer server (in `mode`, for the Python one) on a free port: its URL.
+    `py-grpc` offers gRPC only (its card lists one `GRPC` interface)."""
     port = free_port()
-    if kind == "py":
+    if kind == "py-grpc":
+        cmd = [sys.executable, str(PEERS / "py_grpc_server.py"), str(port), str(free_port())]
+    elif kind == "py":
         cmd = [sys.executable, str(PEERS / "py_server.py"), str(port), mode]
     else:
         cmd = [shutil.which("node") or "node", str(PEERS / "js_server.mjs"), str(port)]
@@ -75,15 +78,29 @@ def peer(request: pytest.FixtureRequest) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(
+    params=[("py", "jsonrpc"), ("js", "jsonrpc"), ("py", "rest"), ("py-grpc", "grpc")],
+    ids=["py-sdk", "js-sdk", "py-sdk-rest", "py-sdk-grpc"],
+)
+def agent(request: pytest.FixtureRequest) -> Iterator[str]:
+    """`peer`, and the Python SDK's agent offering only gRPC, which the client
+    negotiates from its card (`interlink[grpc]`)."""
+    name, mode = request.param
+    request.getfixturevalue(f"a2a_{name.split('-')[0]}_sdk")
+    with peer_server(name, mode) as url:
+        yield url
+
+
 def status_text(payload: object) -> str:
     if isinstance(payload, t.Task | t.TaskStatusUpdateEvent) and payload.status.message:
         return "".join(str(p.text) for p in payload.status.message.parts)
     return ""
 
 
-async def test_send_get_list_cancel(peer: str) -> None:
-    async with await A2AClient.connect(peer) as client:
+async def test_send_get_list_cancel(agent: str) -> None:
+    async with await A2AClient.connect(agent) as client:
         assert client.card.name.endswith("sdk peer")
+        assert client.binding == client.card.supported_interfaces[0].protocol_binding
         task = await client.send_message("echo hi")
         assert isinstance(task, t.Task)
         assert task.status.state == COMPLETED
@@ -113,8 +130,8 @@ async def test_send_get_list_cancel(peer: str) -> None:
             await client.get_task("no-such-task")
 
 
-async def test_stream_and_subscribe(peer: str) -> None:
-    async with await A2AClient.connect(peer) as client:
+async def test_stream_and_subscribe(agent: str) -> None:
+    async with await A2AClient.connect(agent) as client:
         events = [e async for e in client.stream_message("echo streamed")]
         assert isinstance(events[0].payload, t.Task)
         assert any(isinstance(e.payload, t.TaskArtifactUpdateEvent) for e in events)
