@@ -1,10 +1,13 @@
 """interlink's A2A server against the official A2A 1.0 clients (Python and JS SDKs).
 
-Each test runs one client peer (``peers/py_client.py`` on ``a2a-sdk``, ``peers/js_client.mjs``
-on ``@a2a-js/sdk``) against ``interlink a2a serve examples/a2a_agent.py:app`` and checks what
-the SDK observed. Objects are ProtoJSON as the SDKs re-serialize them, so fields holding a
-proto default (``""``, ``false``, ``0``, ``[]``) are absent; SDK errors are
-``{"name", "code", "message"}`` with the JSON-RPC code the SDK surfaced.
+Each test runs one client peer (``peers/py_client.py`` on ``a2a-sdk``,
+``peers/js_client.mjs`` on ``@a2a-js/sdk``) against ``interlink a2a serve
+examples/a2a_agent.py:app`` and checks what the SDK observed, once over each binding the
+server serves (JSON-RPC, HTTP+JSON: the SDK's client is allowed that one only, and takes the
+card's interface for it). Objects are ProtoJSON as the SDKs re-serialize them, so fields
+holding a proto default (``""``, ``false``, ``0``, ``[]``) are absent; SDK errors are
+``{"name", "code", "message"}`` with the JSON-RPC code the SDK surfaced (none from the JS
+SDK over HTTP+JSON: its ``reason`` then).
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from interlink.a2a._errors import A2AError
+from interlink.a2a._routes import find
 from tests.interop.a2a.conftest import A2AServer, PeerKind, run_peer
 
 pytestmark = pytest.mark.interop
@@ -31,28 +36,46 @@ def sdk(request: pytest.FixtureRequest) -> PeerKind:
     return kind
 
 
+@pytest.fixture(params=["JSONRPC", "HTTP+JSON"], ids=["jsonrpc", "rest"])
+def binding(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 class Run:
-    def __init__(self, sdk: PeerKind, server: A2AServer) -> None:
+    def __init__(self, sdk: PeerKind, server: A2AServer, binding: str) -> None:
         self.sdk = sdk
         self.server = server
+        self.binding = binding
 
     def __call__(self, scenario: str, *extra: str) -> Json:
-        out = run_peer(self.sdk, self.server, scenario, extra)
+        out = run_peer(self.sdk, self.server, scenario, (*extra, "--binding", self.binding))
         assert out["scenario"] == scenario
-        check_requests(out, self.server)
+        check_requests(out, self.server, self.binding)
+        out["binding"] = self.binding
         return out
 
 
 @pytest.fixture
-def run(sdk: PeerKind, a2a_server: A2AServer) -> Run:
-    return Run(sdk, a2a_server)
+def run(sdk: PeerKind, a2a_server: A2AServer, binding: str) -> Run:
+    return Run(sdk, a2a_server, binding)
 
 
 # -- helpers ----------------------------------------------------------------------------------
 
 
-def check_requests(out: Json, server: A2AServer) -> None:
-    """Every request the SDK made carried ``A2A-Version: 1.0``; RPCs went to the card's URL."""
+def method_of(request: Json) -> str:
+    """The A2A method of an HTTP+JSON request, by its route (a subscription may be
+    posted, as §11.3.2's text has it)."""
+    found = find(request["http"], request["path"])
+    if found is None and request["http"] == "POST":
+        found = find("GET", request["path"])
+    assert found is not None, f"no HTTP+JSON route: {request}"
+    return found[0].method.name
+
+
+def check_requests(out: Json, server: A2AServer, binding: str) -> None:
+    """Every request the SDK made carried ``A2A-Version: 1.0``; RPCs went to the card's
+    URL (JSON-RPC) or to the routes of a2a.proto below it (HTTP+JSON)."""
     requests = out["requests"]
     assert requests, "the peer recorded no HTTP request"
     assert requests[0] == {
@@ -62,6 +85,10 @@ def check_requests(out: Json, server: A2AServer) -> None:
         "a2aVersion": "1.0",
     }
     for req in requests[1:]:
+        if binding == "HTTP+JSON":
+            assert req["a2aVersion"] == "1.0", req
+            req["rpc"] = method_of(req)
+            continue
         assert req["http"] == "POST", req
         assert req["path"] == "/", req
         assert req["a2aVersion"] == "1.0", req
@@ -83,10 +110,18 @@ def state(task: Json) -> str:
     return value
 
 
+#: the ErrorInfo reason of each A2A error code (the JS SDK's HTTP+JSON errors carry
+#: the reason, not a code)
+REASONS = {cls.CODE: cls.REASON for cls in A2AError.__subclasses__()}
+
+
 def error(answer: Json, name: str, code: int) -> None:
     assert "result" not in answer, f"expected {name} ({code}), got a result: {answer}"
     assert answer["error"]["name"] == name, answer
-    assert answer["error"]["code"] == code, answer
+    if answer["error"]["code"] is None:
+        assert answer["error"]["reason"] == REASONS[code], answer
+    else:
+        assert answer["error"]["code"] == code, answer
 
 
 def result(answer: Json) -> Json:
@@ -128,7 +163,12 @@ def test_card_discovery(run: Run, a2a_server: A2AServer) -> None:
     card = out["card"]
     assert card["name"] == CARD_NAME
     assert card["supportedInterfaces"] == [
-        {"url": a2a_server.url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        {"url": a2a_server.url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+        {
+            "url": a2a_server.url.rstrip("/"),
+            "protocolBinding": "HTTP+JSON",
+            "protocolVersion": "1.0",
+        },
     ]
     assert card["capabilities"] == {"streaming": True, "pushNotifications": True}
     assert card["defaultInputModes"] == ["text/plain"]

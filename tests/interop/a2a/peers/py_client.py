@@ -8,6 +8,8 @@ Exit 0 on success (also when a step got an A2A error: it is recorded); non-zero 
 message on stderr on anything else (timeout, transport failure, bad arguments).
 
 Usage: python py_client.py URL SCENARIO [--webhook URL] [--step-timeout SECONDS]
+       [--binding JSONRPC|HTTP+JSON]
+(the binding the SDK's client is allowed: the card's interface of that binding is used)
 Scenarios: card send stream get list cancel subscribe ask message push-crud push-inline
 push-delivery
 """
@@ -86,8 +88,11 @@ def error_json(exc: A2AError) -> Json:
 
 
 class Peer:
-    def __init__(self, url: str, step_timeout: float, webhook: str | None) -> None:
+    def __init__(
+        self, url: str, step_timeout: float, webhook: str | None, binding: str = "JSONRPC"
+    ) -> None:
         self.url = url
+        self.binding = binding
         self.step_timeout = step_timeout
         self.webhook = webhook
         self.requests: list[Json] = []
@@ -165,7 +170,13 @@ class Peer:
         return self.card
 
     def _factory(self, streaming: bool) -> ClientFactory:
-        return ClientFactory(ClientConfig(streaming=streaming, httpx_client=self.http))
+        return ClientFactory(
+            ClientConfig(
+                streaming=streaming,
+                httpx_client=self.http,
+                supported_protocol_bindings=[self.binding],
+            )
+        )
 
     async def client(self, streaming: bool) -> Client:
         if streaming not in self._clients:
@@ -508,8 +519,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("scenario", choices=SCENARIOS)
     parser.add_argument("--webhook", default=None)
     parser.add_argument("--step-timeout", type=float, default=15.0)
+    parser.add_argument("--binding", choices=("JSONRPC", "HTTP+JSON"), default="JSONRPC")
     args = parser.parse_args(argv)
-    peer = Peer(args.url, args.step_timeout, args.webhook)
+    peer = Peer(args.url, args.step_timeout, args.webhook, args.binding)
     try:
         observed = asyncio.run(peer.run(args.scenario))
     except PeerFailure as exc:
