@@ -2,7 +2,8 @@
 
 `resolve_card(url)` reads `{url}/.well-known/agent-card.json` (a URL already ending in
 that path is used as is), decodes it with the codec (a bad card is a `CardError` naming
-each bad field) and picks the first interface, in the card's order, whose
+each bad field; an A2A 0.3 card is read in its 1.0 form, `compat.card_from_v03`) and
+picks the first interface, in the card's order, whose
 `protocolBinding` is `JSONRPC` and whose `protocolVersion` is 1.0 (the patch number is
 ignored). Cards are cached per URL in the process: `Cache-Control: max-age` (less
 `Age`) keeps a card fresh; after that, or with `no-cache`, a card with an `ETag` is
@@ -19,6 +20,7 @@ from typing import Final
 from urllib.parse import urljoin
 
 import httpx
+import msgspec
 
 from interlink.a2a import _codec
 from interlink.a2a._types import AgentCard, AgentInterface
@@ -29,6 +31,7 @@ __all__ = [
     "NoCompatibleInterface",
     "ResolvedCard",
     "clear_card_cache",
+    "fetch_card",
     "resolve_card",
     "select_interface",
 ]
@@ -140,10 +143,29 @@ def select_interface(card: AgentCard, card_url: str = "") -> ResolvedCard:
 
 def _decode_card(body: bytes, url: str) -> AgentCard:
     try:
-        return _codec.decode(AgentCard, body)
+        card = _codec.decode(AgentCard, body)
     except _codec.ValidationError as exc:
+        old = _v03_card(body)
+        if old is not None:
+            return old
         problems = "; ".join(f"{v.field or '<card>'}: {v.description}" for v in exc.violations)
         raise CardError(f"invalid agent card at {url}: {problems}", url) from None
+    if not card.supported_interfaces:
+        return _v03_card(body) or card
+    return card
+
+
+def _v03_card(body: bytes) -> AgentCard | None:
+    """An A2A 0.3 card (`url`, `preferredTransport`, no `supportedInterfaces`) in its
+    1.0 form, its interfaces at version 0.3; None when `body` is not one."""
+    from interlink.a2a.compat import _v03 as compat
+    from interlink.a2a.compat import _v03_types as v
+
+    try:
+        old = msgspec.json.decode(body, type=v.AgentCard)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    return compat.card_from_v03(old) if old.url else None
 
 
 def _lifetime(headers: httpx.Headers) -> float | None:
@@ -161,22 +183,33 @@ def _lifetime(headers: httpx.Headers) -> float | None:
     return max(0.0, int(match[1]) - (int(age) if age.isdigit() else 0))
 
 
+async def fetch_card(
+    url: str,
+    *,
+    client: httpx.AsyncClient | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> tuple[AgentCard, str]:
+    """Fetch (or reuse) the agent card at `url`: the card and its URL."""
+    card_url = card_url_of(url)
+    own = client is None
+    http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0)) if own else client
+    assert http is not None
+    try:
+        return await _fetch(http, card_url, headers or {}), card_url
+    finally:
+        if own:
+            await http.aclose()
+
+
 async def resolve_card(
     url: str,
     *,
     client: httpx.AsyncClient | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> ResolvedCard:
-    """Fetch (or reuse) the agent card at `url` and pick its JSON-RPC 1.0 interface."""
-    card_url = card_url_of(url)
-    own = client is None
-    http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0)) if own else client
-    assert http is not None
-    try:
-        card = await _fetch(http, card_url, headers or {})
-    finally:
-        if own:
-            await http.aclose()
+    """Fetch (or reuse) the agent card at `url` and pick its JSON-RPC 1.0 interface
+    (`A2AClient.connect` picks among all bindings and versions)."""
+    card, card_url = await fetch_card(url, client=client, headers=headers)
     return select_interface(card, card_url)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from interlink.a2a._errors import A2AError
+from interlink.a2a._errors import REASON_CODES
 from interlink.a2a._routes import find
 from tests.interop.a2a.conftest import A2AServer, PeerKind, run_peer
 
@@ -30,34 +30,43 @@ DIRECT_REPLY = "a direct message: no task was created"
 ACTIVE = {"TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"}
 
 
-@pytest.fixture(params=["py", "js"], ids=["py-sdk", "js-sdk"])
-def sdk(request: pytest.FixtureRequest) -> PeerKind:
-    kind: PeerKind = request.getfixturevalue(f"a2a_{request.param}_sdk")
-    return kind
-
-
-@pytest.fixture(params=["JSONRPC", "HTTP+JSON"], ids=["jsonrpc", "rest"])
-def binding(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+@pytest.fixture(
+    params=[
+        ("py", "JSONRPC"),
+        ("js", "JSONRPC"),
+        ("py", "GRPC"),
+        ("py", "HTTP+JSON"),
+        ("js", "HTTP+JSON"),
+    ],
+    ids=["py-sdk", "js-sdk", "py-sdk-grpc", "py-sdk-rest", "js-sdk-rest"],
+)
+def sdk(request: pytest.FixtureRequest) -> tuple[PeerKind, str]:
+    """The client peer and the binding it speaks (the Python SDK's gRPC client talks to
+    the gRPC interface that ``--grpc-port`` adds to the card)."""
+    kind: PeerKind = request.getfixturevalue(f"a2a_{request.param[0]}_sdk")
+    return kind, request.param[1]
 
 
 class Run:
-    def __init__(self, sdk: PeerKind, server: A2AServer, binding: str) -> None:
+    def __init__(self, sdk: PeerKind, server: A2AServer, binding: str = "JSONRPC") -> None:
         self.sdk = sdk
         self.server = server
         self.binding = binding
 
     def __call__(self, scenario: str, *extra: str) -> Json:
-        out = run_peer(self.sdk, self.server, scenario, (*extra, "--binding", self.binding))
+        if self.binding != "JSONRPC":
+            extra = (*extra, "--binding", self.binding)
+        out = run_peer(self.sdk, self.server, scenario, extra)
         assert out["scenario"] == scenario
         check_requests(out, self.server, self.binding)
-        out["binding"] = self.binding
         return out
 
 
 @pytest.fixture
-def run(sdk: PeerKind, a2a_server: A2AServer, binding: str) -> Run:
-    return Run(sdk, a2a_server, binding)
+def run(sdk: tuple[PeerKind, str], request: pytest.FixtureRequest) -> Run:
+    kind, binding = sdk
+    server = request.getfixturevalue("a2a_grpc_server" if binding == "GRPC" else "a2a_server")
+    return Run(kind, server, binding)
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -73,9 +82,10 @@ def method_of(request: Json) -> str:
     return found[0].method.name
 
 
-def check_requests(out: Json, server: A2AServer, binding: str) -> None:
+def check_requests(out: Json, server: A2AServer, binding: str = "JSONRPC") -> None:
     """Every request the SDK made carried ``A2A-Version: 1.0``; RPCs went to the card's
-    URL (JSON-RPC) or to the routes of a2a.proto below it (HTTP+JSON)."""
+    URL (JSON-RPC) or to the routes of a2a.proto below it (HTTP+JSON); over gRPC each
+    call carried ``a2a-version: 1.0`` metadata."""
     requests = out["requests"]
     assert requests, "the peer recorded no HTTP request"
     assert requests[0] == {
@@ -84,6 +94,11 @@ def check_requests(out: Json, server: A2AServer, binding: str) -> None:
         "rpc": None,
         "a2aVersion": "1.0",
     }
+    if binding == "GRPC":
+        for req in requests[1:]:
+            assert set(req) == {"grpc", "a2aVersion"}, req
+            assert req["a2aVersion"] == "1.0", req
+        return
     for req in requests[1:]:
         if binding == "HTTP+JSON":
             assert req["a2aVersion"] == "1.0", req
@@ -97,7 +112,7 @@ def check_requests(out: Json, server: A2AServer, binding: str) -> None:
 
 
 def rpcs(out: Json) -> list[str]:
-    return [r["rpc"] for r in out["requests"][1:]]
+    return [r.get("rpc") or r["grpc"] for r in out["requests"][1:]]
 
 
 def text_of(parts: list[Json]) -> str:
@@ -112,7 +127,7 @@ def state(task: Json) -> str:
 
 #: the ErrorInfo reason of each A2A error code (the JS SDK's HTTP+JSON errors carry
 #: the reason, not a code)
-REASONS = {cls.CODE: cls.REASON for cls in A2AError.__subclasses__()}
+REASONS = {code: reason for reason, code in REASON_CODES.items()}
 
 
 def error(answer: Json, name: str, code: int) -> None:
@@ -158,18 +173,23 @@ def artifact_chunks(events: list[Json]) -> list[Json]:
 # -- scenarios --------------------------------------------------------------------------------
 
 
-def test_card_discovery(run: Run, a2a_server: A2AServer) -> None:
+def test_card_discovery(run: Run) -> None:
     out = run("card")
     card = out["card"]
     assert card["name"] == CARD_NAME
-    assert card["supportedInterfaces"] == [
-        {"url": a2a_server.url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+    interfaces = [
+        {"url": run.server.url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
         {
-            "url": a2a_server.url.rstrip("/"),
+            "url": run.server.url.rstrip("/"),
             "protocolBinding": "HTTP+JSON",
             "protocolVersion": "1.0",
         },
     ]
+    if run.server.grpc:
+        interfaces.append(
+            {"url": run.server.grpc, "protocolBinding": "GRPC", "protocolVersion": "1.0"}
+        )
+    assert card["supportedInterfaces"] == interfaces
     assert card["capabilities"] == {"streaming": True, "pushNotifications": True}
     assert card["defaultInputModes"] == ["text/plain"]
     assert card["defaultOutputModes"] == ["text/plain"]

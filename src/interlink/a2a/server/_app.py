@@ -11,6 +11,7 @@ import logging
 import os
 import warnings
 from collections.abc import Sequence
+from typing import TypedDict
 
 import msgspec
 
@@ -24,7 +25,14 @@ from interlink.a2a.server._http import DEFAULT_BINDINGS, A2AApp
 from interlink.a2a.server._push import PushDelivery
 from interlink.a2a.stores._base import TaskStore
 
-__all__ = ["AgentCardWarning", "create_app", "missing_card_fields", "with_interface"]
+__all__ = [
+    "AgentCardWarning",
+    "ServerOptions",
+    "build_server",
+    "create_app",
+    "missing_card_fields",
+    "with_interface",
+]
 
 logger = logging.getLogger("interlink.a2a")
 
@@ -58,6 +66,83 @@ def missing_card_fields(card: AgentCard) -> list[str]:
     what it holds leave empty, by their JSON paths. `supportedInterfaces` is not among
     them: an app fills it in from each request (or `--public-url`)."""
     return [v.field for v in _codec.missing_required(card) if v.field != "supportedInterfaces"]
+
+
+class ServerOptions(TypedDict, total=False):
+    """The options of `create_app` that make its `A2AServer` (see there), for another
+    binding's factory to take as they are (`create_grpc_server`)."""
+
+    store: TaskStore | str | None
+    extended_card: AgentCard | None
+    authorize: Authorize
+    stream_queue_limit: int
+    stream_queue_bytes: int
+    auth: Sequence[Authenticator]
+    push_allow: Sequence[str]
+    lease_ttl: float
+    retention: float | None
+    expose_errors: bool
+
+
+def build_server(
+    executor: AgentExecutor,
+    card: AgentCard,
+    *,
+    store: TaskStore | str | None = None,
+    extended_card: AgentCard | None = None,
+    authorize: Authorize = owner_only,
+    stream_queue_limit: int = 1024,
+    stream_queue_bytes: int = 4 * 1024 * 1024,
+    auth: Sequence[Authenticator] = (),
+    push_allow: Sequence[str] = (),
+    lease_ttl: float = 10.0,
+    retention: float | None = None,
+    expose_errors: bool = False,
+    stacklevel: int = 2,
+) -> A2AServer:
+    """The binding-neutral server of `create_app` and the gRPC server factory: the
+    options as `create_app` describes them (the card's REQUIRED fields checked, its
+    security schemes filled in from `auth`, the store opened from its URL)."""
+    missing = missing_card_fields(card)
+    if missing:
+        warnings.warn(
+            f"agent card {card.name!r} lacks fields A2A 1.0 marks REQUIRED: "
+            f"{', '.join(missing)} (clients may refuse it)",
+            AgentCardWarning,
+            stacklevel=stacklevel + 1,
+        )
+    if auth and not card.security_schemes:
+        card = msgspec.structs.replace(
+            card,
+            security_schemes={a.name: a.scheme() for a in auth},
+            security_requirements=[
+                SecurityRequirement(schemes={a.name: StringList()}) for a in auth
+            ],
+        )
+    if isinstance(store, str):
+        from interlink.a2a.stores._url import open_store
+
+        store = open_store(store)
+    if store is None:
+        from interlink.a2a.stores._memory import MemoryTaskStore
+
+        store = MemoryTaskStore()
+    push = None
+    if card.capabilities.push_notifications is True:
+        push = PushDelivery(store, allow_hosts=push_allow)
+    return A2AServer(
+        executor,
+        card,
+        store,
+        extended_card=extended_card,
+        authorize=authorize,
+        stream_queue_limit=stream_queue_limit,
+        stream_queue_bytes=stream_queue_bytes,
+        push=push,
+        lease_ttl=lease_ttl,
+        retention=retention,
+        expose_errors=expose_errors,
+    )
 
 
 def create_app(
@@ -118,45 +203,20 @@ def create_app(
 
     `signing_key` (a `SigningKey`, or a PEM private key file or its text: EC, RSA or
     Ed25519) signs the card as served and the extended card (§8.4, `interlink[sign]`)."""
-    missing = missing_card_fields(card)
-    if missing:
-        warnings.warn(
-            f"agent card {card.name!r} lacks fields A2A 1.0 marks REQUIRED: "
-            f"{', '.join(missing)} (clients may refuse it)",
-            AgentCardWarning,
-            stacklevel=2,
-        )
-    if auth and not card.security_schemes:
-        card = msgspec.structs.replace(
-            card,
-            security_schemes={a.name: a.scheme() for a in auth},
-            security_requirements=[
-                SecurityRequirement(schemes={a.name: StringList()}) for a in auth
-            ],
-        )
-    if isinstance(store, str):
-        from interlink.a2a.stores._url import open_store
-
-        store = open_store(store)
-    if store is None:
-        from interlink.a2a.stores._memory import MemoryTaskStore
-
-        store = MemoryTaskStore()
-    push = None
-    if card.capabilities.push_notifications is True:
-        push = PushDelivery(store, allow_hosts=push_allow)
-    server = A2AServer(
+    server = build_server(
         executor,
         card,
-        store,
+        store=store,
         extended_card=extended_card,
         authorize=authorize,
         stream_queue_limit=stream_queue_limit,
         stream_queue_bytes=stream_queue_bytes,
-        push=push,
+        auth=auth,
+        push_allow=push_allow,
         lease_ttl=lease_ttl,
         retention=retention,
         expose_errors=expose_errors,
+        stacklevel=2,
     )
     app = A2AApp(
         server,
