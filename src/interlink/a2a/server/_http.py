@@ -1,7 +1,8 @@
 """The A2A server over HTTP, as a plain ASGI application: the shell its bindings share.
 
 The shell serves the agent card, authenticates, routes each request to the binding
-whose route it is (JSON-RPC at `POST {rpc_path}`: `bindings/_jsonrpc`), reads its body
+whose route it is (JSON-RPC at `POST {rpc_path}`: `bindings/_jsonrpc`; HTTP+JSON on the
+routes of a2a.proto: `bindings/_rest`; tried in that order), reads its body
 (bounded: a body declared or found larger than `max_body` is refused at once, in the
 binding's own terms, and the connection closes) and writes the answers: plain ones, and
 SSE streams whose events each binding frames its own way (`Framing`). An error before a
