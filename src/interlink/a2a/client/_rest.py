@@ -67,12 +67,6 @@ class RestDialect(HttpDialect, Protocol):
         ...
 
 
-def _query_value(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
 class _V10:
     """A2A 1.0: the proto's routes, ProtoJSON, `google.rpc.Status` errors."""
 
@@ -92,12 +86,10 @@ class _V10:
         rule = route.rule
         if rule.body:
             return RestRequest(rule.verb, path, body=msgspec.json.encode(rest))
-        query: list[tuple[str, str]] = []
-        for key, value in rest.items():
-            items = value if isinstance(value, list) else [value]
-            if any(isinstance(item, dict | list) for item in items):
-                raise ValueError(f"{method.name}: {key} cannot be a query parameter")
-            query += [(key, _query_value(item)) for item in items]
+        try:
+            query = _codec.to_query(rest)
+        except ValueError as exc:
+            raise ValueError(f"{method.name}: {exc}") from None
         return RestRequest(rule.verb, path, tuple(query))
 
     def decode_result(self, method: Method[msgspec.Struct, R], body: bytes) -> R:
