@@ -307,7 +307,7 @@ def test_bindings_that_disagree_fail_equivalence_and_rest_errors_need_error_info
     options = Options(
         url=BASE,
         timeout=2,
-        only=("binding", "rest.not_found", "rest.error_details", "card.interfaces"),
+        only=("binding", "rest.get.unknown", "rest.error_details", "card.interfaces"),
     )
     report = asyncio.run(run_check(options, httpx.MockTransport(server)))
     got = {r.case.id: r.outcome for r in report.results}
@@ -316,6 +316,6 @@ def test_bindings_that_disagree_fail_equivalence_and_rest_errors_need_error_info
     assert got == {
         "card.interfaces": Outcome.PASS,  # both answer their binding
         "binding.equivalence": Outcome.FAIL,  # WORKING over HTTP+JSON, COMPLETED over JSON-RPC
-        "rest.not_found": Outcome.FAIL,  # 404, but no ErrorInfo TASK_NOT_FOUND (§11.6)
+        "rest.get.unknown": Outcome.FAIL,  # 404, but no ErrorInfo TASK_NOT_FOUND (§11.6)
         "rest.error_details": Outcome.PASS,  # a Status with no details is well-formed
     }

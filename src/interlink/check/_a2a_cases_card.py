@@ -5,6 +5,7 @@ interfaces the other cases speak to."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import httpx
 
@@ -17,16 +18,16 @@ from interlink.a2a import (
     verify_signature,
 )
 from interlink.a2a import types as t
+from interlink.check._a2a_bindings import HTTP_JSON, JSONRPC, Binding, JsonRpc, Rest
 from interlink.check._a2a_runner import Ctx
-from interlink.check._a2a_wire import Json, Refused
+from interlink.check._a2a_wire import Json, Refused, Wire
 from interlink.check._cases import MAY, MUST, SHOULD, Cases, Fail, Skip
 
 __all__ = ["probe"]
 
 UNKNOWN_TASK = "a2a-check-no-such-task-0f1e2d3c"
-JSONRPC = "JSONRPC"
-HTTP_JSON = "HTTP+JSON"
-CHECKED = (JSONRPC, HTTP_JSON)
+BINDINGS: dict[str, Callable[[Wire, str], Binding]] = {JSONRPC: JsonRpc, HTTP_JSON: Rest}
+"""The bindings this version checks."""
 
 
 def interfaces(card: Json) -> list[Json]:
@@ -35,8 +36,8 @@ def interfaces(card: Json) -> list[Json]:
 
 
 async def probe(ctx: Ctx) -> None:
-    """Fetch the card and choose the interface the cases speak to: the first JSON-RPC
-    interface the checker may contact. Problems are kept for the cases to report."""
+    """Fetch the card and choose the interfaces the cases speak to: of each binding, the
+    first interface the checker may contact. Problems are kept for the cases to report."""
     try:
         ctx.card_reply = await ctx.wire.get(ctx.card_url)
     except (httpx.HTTPError, ValueError, Refused) as exc:
@@ -46,14 +47,11 @@ async def probe(ctx: Ctx) -> None:
             ctx.card_problem = f"GET {ctx.card_url}: {ctx.card_reply.describe()}"
         else:
             ctx.card = ctx.card_reply.body
-    if ctx.card_problem:
-        ctx.rpc_problem = ctx.rest_problem = f"no agent card ({ctx.card_problem})"
-        return
-    ctx.rpc_url, ctx.rpc_problem = _choose(ctx, JSONRPC)
-    ctx.rest_url, ctx.rest_problem = _choose(ctx, HTTP_JSON)
+    if not ctx.card_problem:
+        ctx.bindings = {name: _choose(ctx, name) for name in BINDINGS}
 
 
-def _choose(ctx: Ctx, binding: str) -> tuple[str | None, str]:
+def _choose(ctx: Ctx, binding: str) -> Binding | str:
     """The first interface of `binding` that may be contacted, or why there is none."""
     elsewhere = []
     for entry in interfaces(ctx.card):
@@ -61,11 +59,11 @@ def _choose(ctx: Ctx, binding: str) -> tuple[str | None, str]:
         if str(entry.get("protocolBinding", "")).upper() != binding or not isinstance(url, str):
             continue
         if ctx.wire.allowed(url):
-            return url, ""
+            return BINDINGS[binding](ctx.wire, url)
         elsewhere.append(url)
     if elsewhere:
-        return None, f"the {binding} interface is elsewhere, not contacted: {elsewhere[0]}"
-    return None, f"the card declares no {binding} interface"
+        return f"the {binding} interface is elsewhere, not contacted: {elsewhere[0]}"
+    return f"the card declares no {binding} interface"
 
 
 def _card(ctx: Ctx) -> Json:
@@ -147,7 +145,7 @@ async def card_interfaces(ctx: Ctx) -> str:
         if parsed is None or not parsed.is_absolute_url:
             problems.append(f"[{i}] not an absolute URL: {url!r}")
             continue
-        if binding.upper() not in CHECKED:
+        if binding.upper() not in BINDINGS:
             seen.append(f"[{i}] {binding} {url} (binding not checked by this version)")
         elif not ctx.wire.allowed(url):
             seen.append(f"[{i}] {binding} {url} (another host: not contacted)")
