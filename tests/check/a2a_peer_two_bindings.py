@@ -1,6 +1,9 @@
 """A peer A2A server on the official Python SDK (`a2a-sdk`) that declares two bindings:
 JSON-RPC at `/` and HTTP+JSON at `/rest` (the SDK's `create_rest_routes`), both over one
-`DefaultRequestHandler` with the agent of `tests/interop/a2a/peers/py_server.py`.
+`DefaultRequestHandler` with the agent of `tests/interop/a2a/peers/py_server.py`. Beside
+what that peer offers, it declares push notifications (the SDK's in-memory config store
+and its sender) and turns on the SDK's check of message parts against the card's input
+modes (`validate_input_modes`).
 
 `python -m tests.check.a2a_peer_two_bindings PORT` (from the repository root).
 """
@@ -9,10 +12,15 @@ from __future__ import annotations
 
 import sys
 
+import httpx
 import uvicorn
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
-from a2a.server.tasks import InMemoryTaskStore
+from a2a.server.tasks import (
+    BasePushNotificationSender,
+    InMemoryPushNotificationConfigStore,
+    InMemoryTaskStore,
+)
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 from starlette.applications import Starlette
 
@@ -32,12 +40,20 @@ def main() -> None:
                 url=f"{base}/rest", protocol_binding="HTTP+JSON", protocol_version="1.0"
             ),
         ],
-        capabilities=AgentCapabilities(streaming=True),
+        capabilities=AgentCapabilities(streaming=True, push_notifications=True),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[AgentSkill(id="echo", name="Echo", description="Echoes.", tags=["peer"])],
     )
-    handler = DefaultRequestHandler(PeerExecutor(), InMemoryTaskStore(), card)
+    configs = InMemoryPushNotificationConfigStore()
+    handler = DefaultRequestHandler(
+        PeerExecutor(),
+        InMemoryTaskStore(),
+        card,
+        push_config_store=configs,
+        push_sender=BasePushNotificationSender(httpx.AsyncClient(timeout=5), configs),
+        validate_input_modes=True,
+    )
     routes = [
         *create_agent_card_routes(card),
         *create_jsonrpc_routes(handler, rpc_url="/"),

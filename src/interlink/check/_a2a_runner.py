@@ -74,7 +74,8 @@ def _cite(section: str) -> str:
 
 
 _PREFIX = "interlink.check._a2a_cases_"
-_REGISTRY = Registry["Ctx"](_PREFIX, ("card", "rpc", "task", "stream", "push", "rest"), _cite)
+_AREAS = ("card", "rpc", "task", "content", "stream", "push", "rest")
+_REGISTRY = Registry["Ctx"](_PREFIX, _AREAS, _cite)
 CASES = _REGISTRY.entries
 load_cases = _REGISTRY.load
 
@@ -265,7 +266,7 @@ _NEEDS = {
 }
 
 
-SHARED = ("rpc", "task", "stream", "push")
+SHARED = ("rpc", "task", "content", "stream", "push")
 """The modules whose cases every binding answers (all but each one's `JSONRPC_ONLY`)."""
 
 
