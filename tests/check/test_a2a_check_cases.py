@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from interlink.check import Outcome
+from interlink.check._a2a_bindings import Rest, RestReply, contactable, grpc_target
 from interlink.check._a2a_runner import Options, card_url_for, run_check
 from interlink.check._a2a_wire import MAX_BODY, Stream, Wire, is_loopback
 from tests.interop.a2a.conftest import ROOT
@@ -201,6 +202,48 @@ def test_contact_policy_and_card_url() -> None:
     asyncio.run(wire.aclose())
     assert card_url_for("http://h:1/a/b?x=1") == "http://h:1/.well-known/agent-card.json"
     assert card_url_for("http://h:1/cards/me.json") == "http://h:1/cards/me.json"
+    # a gRPC interface is "hostname:port" (a2a.proto), judged as that host and port
+    assert grpc_target("127.0.0.1:50051") == ("127.0.0.1:50051", False)
+    assert grpc_target("https://agent.example/a2a/grpc") == ("agent.example:443", True)
+    assert contactable(wire, "GRPC", "127.0.0.1:50051")
+    assert not contactable(wire, "GRPC", "10.0.0.1:50051")
+    assert not contactable(wire, "GRPC", "agent.example:50051")  # another port
+
+
+def test_rest_binding_puts_parameters_where_section_11_says() -> None:
+    wire = Wire(httpx.URL(BASE), 1)
+    rest = Rest(wire, BASE + "rest/")
+    config = {"taskId": "a/b", "id": "c 1"}
+    assert rest.request("GetTaskPushNotificationConfig", config) == (
+        "GET",
+        BASE + "rest/tasks/a%2Fb/pushNotificationConfigs/c%201",
+        None,
+    )
+    listed = {"contextId": "x", "pageSize": 1, "includeArtifacts": True}
+    assert rest.request("ListTasks", listed)[1] == (
+        BASE + "rest/tasks?contextId=x&pageSize=1&includeArtifacts=true"
+    )
+    created = {"taskId": "t", "url": "http://127.0.0.1/hook"}
+    assert rest.request("CreateTaskPushNotificationConfig", created) == (
+        "POST",
+        BASE + "rest/tasks/t/pushNotificationConfigs",
+        b'{"url": "http://127.0.0.1/hook"}',
+    )
+    asyncio.run(wire.aclose())
+
+
+def test_rest_errors_take_their_code_from_reason_and_status() -> None:
+    def reply(status: int, reason: str) -> RestReply:
+        info = {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "domain": "a2a-protocol.org"}
+        body = {"error": {"code": status, "message": "m", "details": [info | {"reason": reason}]}}
+        return RestReply(status, httpx.Headers(), json.dumps(body).encode(), body)
+
+    assert reply(404, "TASK_NOT_FOUND").code == -32001
+    assert reply(400, "TASK_NOT_FOUND").code == (
+        "HTTP 400 with reason TASK_NOT_FOUND (§5.4 maps it to 404)"
+    )
+    assert reply(400, "VERSION_NOT_SUPPORTED").code == -32009
+    assert RestReply(204, httpx.Headers(), b"").result == {}
 
 
 async def _stream_of(*chunks: bytes) -> Stream:

@@ -58,6 +58,9 @@ NOT_OFFERED |= CONTENT
 # (the HTTP+JSON binding's own rules and each shared case asked again over it).
 REST_CASES = tuple(e.case.id for e in load_cases() if e.case.id.startswith("rest."))
 NOT_OFFERED |= dict.fromkeys(REST_CASES, "SKIP")
+# None of them declares gRPC: every `grpc.` case SKIPs.
+GRPC_CASES = tuple(e.case.id for e in load_cases() if e.case.id.startswith("grpc."))
+NOT_OFFERED |= dict.fromkeys(GRPC_CASES, "SKIP")
 # interlink's example agent declares push: push.unsupported is not asked.
 OURS = NOT_OFFERED | {"push.unsupported": "SKIP"}
 PUSH_CASES = (
@@ -183,10 +186,10 @@ def _js_sdk_server(status: int, report: dict[str, Any]) -> None:
 
 @contextlib.contextmanager
 def two_bindings() -> Iterator[str]:
-    """`tests/check/a2a_peer_two_bindings.py`: the Python SDK serving JSON-RPC and HTTP+JSON."""
+    """`tests/check/a2a_peer_bindings.py`: the Python SDK serving JSON-RPC and HTTP+JSON."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
-    cmd = [sys.executable, "-m", "tests.check.a2a_peer_two_bindings", str(port)]
+    cmd = [sys.executable, "-m", "tests.check.a2a_peer_bindings", str(port)]
     proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         assert card_served(proc, url), f"{cmd} did not serve its card in 30 s ({proc.poll()=})"
@@ -223,6 +226,7 @@ def test_python_sdk_server_with_two_bindings(a2a_py_sdk: str) -> None:  # noqa: 
         "subscribe.resume": "SKIP",
     }
     assert verdicts(report) == over_jsonrpc | over_rest(over_jsonrpc) | {
+        **dict.fromkeys(GRPC_CASES, "SKIP"),
         "card.cache_control": "FAIL",
         "card.last_modified": "FAIL",
         # §11.1 SHOULD: errors are sent as application/json, tasks as application/a2a+json

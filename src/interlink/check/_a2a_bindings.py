@@ -12,11 +12,14 @@ is the one §5.4 maps that reason to; otherwise its `code` says what came instea
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, cast
 from urllib.parse import quote, urlencode
+
+import httpx
 
 from interlink.a2a import (
     ContentTypeNotSupported,
@@ -34,6 +37,8 @@ from interlink.check._a2a_wire import A2A_VERSION, Json, Reply, SseEvent, Stream
 from interlink.check._cases import Fail
 
 __all__ = [
+    "BINDINGS",
+    "GRPC",
     "HTTP_JSON",
     "JSONRPC",
     "KINDS",
@@ -42,10 +47,15 @@ __all__ = [
     "JsonRpc",
     "Rest",
     "RestReply",
+    "Unavailable",
+    "contactable",
+    "grpc_target",
+    "make_binding",
 ]
 
 JSONRPC = "JSONRPC"
 HTTP_JSON = "HTTP+JSON"
+GRPC = "GRPC"
 KINDS = ("task", "message", "statusUpdate", "artifactUpdate")
 REST_MEDIA = {"Content-Type": "application/a2a+json"}
 
@@ -110,6 +120,10 @@ class Binding(Protocol):
         self, method: str, params: Json, *, headers: Mapping[str, str] | None = None
     ) -> contextlib.AbstractAsyncContextManager[Events]: ...
 
+    def speaks(self, reply: Reply) -> bool:
+        """Whether `reply` is an answer in this binding's form (an error of it counts)."""
+        ...
+
 
 def one_kind(body: object, raw: str) -> tuple[str, Json]:
     """The StreamResponse `body` as (kind, object); FAIL unless it has exactly one kind."""
@@ -136,6 +150,9 @@ class JsonRpc:
         headers: Mapping[str, str] | None = None,
     ) -> Reply:
         return await self.wire.rpc(self.url, method, params, version=version, headers=headers)
+
+    def speaks(self, reply: Reply) -> bool:
+        return reply.obj.get("jsonrpc") == "2.0"
 
     @contextlib.asynccontextmanager
     async def stream(
@@ -276,6 +293,9 @@ class Rest:
         sent = {**REST_MEDIA, **(headers or {})}
         return _as_rest(await self.wire.send(verb, url, body, version=version, headers=sent))
 
+    def speaks(self, reply: Reply) -> bool:
+        return reply.result is not None or isinstance(reply.obj.get("error"), dict)
+
     @contextlib.asynccontextmanager
     async def stream(
         self, method: str, params: Json, *, headers: Mapping[str, str] | None = None
@@ -290,3 +310,58 @@ class Rest:
                 return one_kind(event.json(), event.data)
 
             yield Events(stream.content_type, reply, _stream=stream, _decode=decode)
+
+
+# -- choosing one ----------------------------------------------------------------------
+
+
+class Unavailable(Exception):
+    """This checker cannot speak the binding here (its extra is not installed)."""
+
+
+def _grpc(wire: Wire, url: str) -> Binding:
+    """The gRPC binding, imported here: grpcio and protobuf are an extra."""
+    try:
+        module = importlib.import_module("interlink.check._a2a_grpc")
+    except ImportError as exc:
+        raise Unavailable(
+            f"checking the gRPC interface needs interlink[grpc] (grpcio, protobuf): {exc}"
+        ) from None
+    return cast(Binding, module.Grpc(wire, url))
+
+
+BINDINGS: dict[str, Callable[[Wire, str], Binding]] = {
+    JSONRPC: JsonRpc,
+    HTTP_JSON: Rest,
+    GRPC: _grpc,
+}
+"""The bindings this version checks, by their `protocolBinding`."""
+
+
+def grpc_target(url: str) -> tuple[str, bool]:
+    """The gRPC target (`host:port`) of an interface URL and whether it wants TLS:
+    `host:port`, `grpc://host:port`, or an http(s) URL whose path is ignored."""
+    if "://" not in url:
+        return url, False
+    parsed = httpx.URL(url.replace("grpc://", "http://", 1).replace("grpcs://", "https://", 1))
+    tls = parsed.scheme == "https"
+    port = parsed.port or (443 if tls else 80)
+    host = f"[{parsed.host}]" if ":" in parsed.host else parsed.host
+    return f"{host}:{port}", tls
+
+
+def http_form(url: str) -> str:
+    """The interface as an http(s) URL (for the contact policy)."""
+    where, tls = grpc_target(url)
+    return f"{'https' if tls else 'http'}://{where}/"
+
+
+def contactable(wire: Wire, binding: str, url: str) -> bool:
+    """Whether the contact policy lets the checker reach this interface (a gRPC target
+    `host:port` is judged as the http(s) URL of that host and port)."""
+    return wire.allowed(http_form(url) if binding == GRPC else url)
+
+
+def make_binding(wire: Wire, binding: str, url: str) -> Binding:
+    """The binding `binding` at `url`; `Unavailable` when it cannot be spoken here."""
+    return BINDINGS[binding](wire, url)

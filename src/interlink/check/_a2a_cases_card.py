@@ -5,7 +5,6 @@ interfaces the other cases speak to."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 import httpx
 
@@ -18,16 +17,21 @@ from interlink.a2a import (
     verify_signature,
 )
 from interlink.a2a import types as t
-from interlink.check._a2a_bindings import HTTP_JSON, JSONRPC, Binding, JsonRpc, Rest
+from interlink.check._a2a_bindings import (
+    BINDINGS,
+    GRPC,
+    Binding,
+    Unavailable,
+    contactable,
+    make_binding,
+)
 from interlink.check._a2a_runner import Ctx
-from interlink.check._a2a_wire import Json, Refused, Wire
+from interlink.check._a2a_wire import Json, Refused
 from interlink.check._cases import MAY, MUST, SHOULD, Cases, Fail, Skip
 
 __all__ = ["probe"]
 
 UNKNOWN_TASK = "a2a-check-no-such-task-0f1e2d3c"
-BINDINGS: dict[str, Callable[[Wire, str], Binding]] = {JSONRPC: JsonRpc, HTTP_JSON: Rest}
-"""The bindings this version checks."""
 
 
 def interfaces(card: Json) -> list[Json]:
@@ -58,8 +62,11 @@ def _choose(ctx: Ctx, binding: str) -> Binding | str:
         url = entry.get("url")
         if str(entry.get("protocolBinding", "")).upper() != binding or not isinstance(url, str):
             continue
-        if ctx.wire.allowed(url):
-            return BINDINGS[binding](ctx.wire, url)
+        if contactable(ctx.wire, binding, url):
+            try:
+                return make_binding(ctx.wire, binding, url)
+            except Unavailable as exc:
+                return str(exc)
         elsewhere.append(url)
     if elsewhere:
         return f"the {binding} interface is elsewhere, not contacted: {elsewhere[0]}"
@@ -128,6 +135,18 @@ async def card_camel_case(ctx: Ctx) -> str:
     return "every field name is camelCase"
 
 
+def _malformed(url: str, binding: str) -> str:
+    """What is wrong with an interface's URL ("" when nothing): an absolute URL, or for
+    gRPC also "hostname:port" (a2a.proto AgentInterface.url)."""
+    if binding == GRPC and re.fullmatch(r"[\w.-]+:\d+|\[[0-9a-fA-F:.]+\]:\d+", url):
+        return ""
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL:
+        parsed = None
+    return "" if parsed is not None and parsed.is_absolute_url else f"not an absolute URL: {url!r}"
+
+
 async def card_interfaces(ctx: Ctx) -> str:
     entries = interfaces(_card(ctx))
     if not entries:
@@ -138,29 +157,24 @@ async def card_interfaces(ctx: Ctx) -> str:
         if not isinstance(url, str) or not isinstance(binding, str) or not binding:
             problems.append(f"[{i}] url or protocolBinding missing: {entry}")
             continue
-        try:
-            parsed = httpx.URL(url)
-        except httpx.InvalidURL:
-            parsed = None
-        if parsed is None or not parsed.is_absolute_url:
-            problems.append(f"[{i}] not an absolute URL: {url!r}")
-            continue
-        if binding.upper() not in BINDINGS:
+        binding = binding.upper()
+        if wrong := _malformed(url, binding):
+            problems.append(f"[{i}] {wrong}")
+        elif binding not in BINDINGS:
             seen.append(f"[{i}] {binding} {url} (binding not checked by this version)")
-        elif not ctx.wire.allowed(url):
+        elif not contactable(ctx.wire, binding, url):
             seen.append(f"[{i}] {binding} {url} (another host: not contacted)")
-        elif binding.upper() == JSONRPC:
-            reply = await ctx.wire.rpc(url, "GetTask", {"id": UNKNOWN_TASK})
-            if reply.error is None or reply.obj.get("jsonrpc") != "2.0":
-                problems.append(f"[{i}] {url} does not answer JSON-RPC: {reply.describe()}")
-            else:
-                seen.append(f"[{i}] JSONRPC {url} answers JSON-RPC")
         else:
-            reply = await ctx.wire.send("GET", f"{url.rstrip('/')}/tasks/{UNKNOWN_TASK}")
-            if reply.status < 400 or not isinstance(reply.obj.get("error"), dict):
-                problems.append(f"[{i}] {url} does not answer HTTP+JSON: {reply.describe()}")
+            try:
+                spoken = make_binding(ctx.wire, binding, url)
+            except Unavailable as exc:
+                seen.append(f"[{i}] {binding} {url} (not checked: {exc})")
+                continue
+            reply = await spoken.call("GetTask", {"id": UNKNOWN_TASK})
+            if reply.error is None or not spoken.speaks(reply):
+                problems.append(f"[{i}] {url} does not answer {binding}: {reply.describe()}")
             else:
-                seen.append(f"[{i}] HTTP+JSON {url} answers HTTP+JSON")
+                seen.append(f"[{i}] {binding} {url} answers {binding}")
     if problems:
         raise Fail("; ".join(problems))
     return "; ".join(seen)

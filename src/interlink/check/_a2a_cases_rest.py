@@ -12,8 +12,16 @@ import json
 
 from interlink.a2a import ValidationError, decode
 from interlink.a2a import types as t
-from interlink.check._a2a_bindings import HTTP_JSON, JSONRPC, Binding
-from interlink.check._a2a_cases_card import BINDINGS, UNKNOWN_TASK, interfaces
+from interlink.check._a2a_bindings import (
+    BINDINGS,
+    HTTP_JSON,
+    JSONRPC,
+    Binding,
+    Unavailable,
+    contactable,
+    make_binding,
+)
+from interlink.check._a2a_cases_card import UNKNOWN_TASK, interfaces
 from interlink.check._a2a_cases_stream import streamed_task
 from interlink.check._a2a_runner import Ctx, on_binding, text
 from interlink.check._a2a_wire import Json
@@ -79,10 +87,15 @@ async def binding_equivalence(ctx: Ctx) -> str:
         if name not in BINDINGS:
             skipped.append(f"{name} {url}: binding not checked by this version")
             continue
-        if not ctx.wire.allowed(url):
+        if not contactable(ctx.wire, name, url):
             skipped.append(f"{url}: another host, not contacted")
             continue
-        got, missing = await _task_at(BINDINGS[name](ctx.wire, url), text(task, "id"))
+        try:
+            spoken = make_binding(ctx.wire, name, url)
+        except Unavailable as exc:
+            skipped.append(f"{name} {url}: {exc}")
+            continue
+        got, missing = await _task_at(spoken, text(task, "id"))
         if _semantic(got) != _semantic(task):
             raise Fail(f"{name} {url} shows the task as {json.dumps(got)[:200]}")
         if missing:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from interlink.check._a2a_bindings import KINDS
+from interlink.check._a2a_bindings import GRPC, KINDS
 from interlink.check._a2a_cases_card import UNKNOWN_TASK
 from interlink.check._a2a_runner import TERMINAL, Ctx, expect_code, message, state_of, text
 from interlink.check._a2a_wire import Json, Reply
@@ -182,6 +182,8 @@ async def _stream_error(ctx: Ctx, method: str, params: Json, code: int, name: st
 
 
 async def subscribe_resume(ctx: Ctx) -> str:
+    if ctx.binding.name == GRPC:
+        raise Skip("gRPC streams carry no event ids (Last-Event-ID is SSE's)")
     task = await _slow_task(ctx)
     params: Json = {"id": text(task, "id")}
     async with ctx.binding.stream("SubscribeToTask", params) as events:

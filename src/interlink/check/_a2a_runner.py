@@ -74,7 +74,7 @@ def _cite(section: str) -> str:
 
 
 _PREFIX = "interlink.check._a2a_cases_"
-_AREAS = ("card", "rpc", "task", "content", "stream", "push", "rest")
+_AREAS = ("card", "rpc", "task", "content", "stream", "push", "rest", "grpc")
 _REGISTRY = Registry["Ctx"](_PREFIX, _AREAS, _cite)
 CASES = _REGISTRY.entries
 load_cases = _REGISTRY.load

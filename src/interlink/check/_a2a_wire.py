@@ -17,7 +17,7 @@ import ipaddress
 import itertools
 import json
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 import httpx
@@ -206,6 +206,7 @@ class Wire:
     ) -> None:
         self.origin = origin
         self.timeout = timeout
+        self.closers: list[Callable[[], Awaitable[None]]] = []  # (other bindings' channels)
         self._ids = itertools.count(1)
         self.http = httpx.AsyncClient(
             timeout=httpx.Timeout(timeout),
@@ -216,6 +217,8 @@ class Wire:
         )
 
     async def aclose(self) -> None:
+        for close in self.closers:
+            await close()
         await self.http.aclose()
 
     def allowed(self, url: str | httpx.URL) -> bool:
