@@ -185,11 +185,13 @@ def _js_sdk_server(status: int, report: dict[str, Any]) -> None:
 
 
 @contextlib.contextmanager
-def two_bindings() -> Iterator[str]:
-    """`tests/check/a2a_peer_bindings.py`: the Python SDK serving JSON-RPC and HTTP+JSON."""
+def sdk_bindings(*, grpc: bool = False) -> Iterator[str]:
+    """`tests/check/a2a_peer_bindings.py`: the Python SDK serving JSON-RPC and HTTP+JSON,
+    and gRPC on a port of its own when `grpc`."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
     cmd = [sys.executable, "-m", "tests.check.a2a_peer_bindings", str(port)]
+    cmd += [str(free_port())] if grpc else []
     proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         assert card_served(proc, url), f"{cmd} did not serve its card in 30 s ({proc.poll()=})"
@@ -199,37 +201,41 @@ def two_bindings() -> Iterator[str]:
         proc.wait(timeout=10)
 
 
-def over_rest(verdicts: dict[str, str]) -> dict[str, str]:
-    """The verdicts of the shared cases again, as their `rest.` copies show them."""
-    return {f"rest.{k}": v for k, v in verdicts.items() if f"rest.{k}" in REST_CASES}
+def over(area: str, verdicts: dict[str, str]) -> dict[str, str]:
+    """The verdicts of the shared cases again, as their copies under `area` show them."""
+    ids = {e.case.id for e in load_cases()}
+    return {f"{area}.{k}": v for k, v in verdicts.items() if f"{area}.{k}" in ids}
+
+
+# What the SDK peer of several bindings shows over JSON-RPC (each other binding's copies
+# of these cases show the same).
+OVER_JSONRPC = {
+    # (what it does not offer)
+    "card.signature": "SKIP",
+    "card.signature_valid": "SKIP",
+    "extensions.required": "SKIP",
+    "stream.unsupported": "SKIP",
+    "content.output_mode": "FAIL",
+    "content.invalid_agent_response": "SKIP",
+    # §13.2 SHOULD: the SDK's push sender takes a webhook on 127.0.0.1
+    "push.private_refused": "FAIL",
+    "push.unsupported": "SKIP",  # push is declared
+    # as the one-binding Python SDK server above
+    "stream.follow_up_task_first": "FAIL",
+    "subscribe.resume": "SKIP",
+}
+SDK_CARD = {"card.cache_control": "FAIL", "card.last_modified": "FAIL"}
+# §11.1 SHOULD: errors are sent as application/json, tasks as application/a2a+json
+SDK_REST = {"rest.content_type": "FAIL"}
 
 
 def test_python_sdk_server_with_two_bindings(a2a_py_sdk: str) -> None:  # noqa: F811
     """JSON-RPC and HTTP+JSON on one handler: every HTTP+JSON case is asked, each shared
     case has the same verdict on both bindings, and the two show the same task and the
     same not-found error (§5.1)."""
-    with two_bindings() as url:
+    with sdk_bindings() as url:
         status, report = check(url, "--input-prompt", "ask", "--slow-prompt", "slow")
-    over_jsonrpc = {
-        # (what it does not offer)
-        "card.signature": "SKIP",
-        "card.signature_valid": "SKIP",
-        "extensions.required": "SKIP",
-        "stream.unsupported": "SKIP",
-        "content.output_mode": "FAIL",
-        "content.invalid_agent_response": "SKIP",
-        # §13.2 SHOULD: the SDK's push sender takes a webhook on 127.0.0.1
-        "push.private_refused": "FAIL",
-        "push.unsupported": "SKIP",  # push is declared
-        # as the one-binding Python SDK server above
-        "stream.follow_up_task_first": "FAIL",
-        "subscribe.resume": "SKIP",
-    }
-    assert verdicts(report) == over_jsonrpc | over_rest(over_jsonrpc) | {
-        **dict.fromkeys(GRPC_CASES, "SKIP"),
-        "card.cache_control": "FAIL",
-        "card.last_modified": "FAIL",
-        # §11.1 SHOULD: errors are sent as application/json, tasks as application/a2a+json
-        "rest.content_type": "FAIL",
-    }, details(report)
+    assert verdicts(report) == OVER_JSONRPC | over("rest", OVER_JSONRPC) | SDK_CARD | SDK_REST | (
+        dict.fromkeys(GRPC_CASES, "SKIP")
+    ), details(report)
     assert status == 1

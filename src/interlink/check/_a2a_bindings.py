@@ -21,17 +21,7 @@ from urllib.parse import quote, urlencode
 
 import httpx
 
-from interlink.a2a import (
-    ContentTypeNotSupported,
-    ExtendedAgentCardNotConfigured,
-    ExtensionSupportRequired,
-    InvalidAgentResponse,
-    PushNotificationNotSupported,
-    TaskNotCancelable,
-    TaskNotFound,
-    UnsupportedOperation,
-    VersionNotSupported,
-)
+from interlink.a2a import A2AError
 from interlink.a2a._errors import DOMAIN, status_of
 from interlink.check._a2a_wire import A2A_VERSION, Json, Reply, SseEvent, Stream, Wire
 from interlink.check._cases import Fail
@@ -59,21 +49,16 @@ GRPC = "GRPC"
 KINDS = ("task", "message", "statusUpdate", "artifactUpdate")
 REST_MEDIA = {"Content-Type": "application/a2a+json"}
 
-#: an ErrorInfo reason (§10.6, §11.6) -> its JSON-RPC code
-REASONS = {
-    cls.REASON: cls.CODE
-    for cls in (
-        TaskNotFound,
-        TaskNotCancelable,
-        PushNotificationNotSupported,
-        UnsupportedOperation,
-        ContentTypeNotSupported,
-        InvalidAgentResponse,
-        ExtendedAgentCardNotConfigured,
-        ExtensionSupportRequired,
-        VersionNotSupported,
-    )
-}
+
+def _reasons(base: type[A2AError] = A2AError) -> dict[str, int]:
+    """Each A2A error's ErrorInfo reason (§10.6, §11.6) -> its JSON-RPC code."""
+    found: dict[str, int] = {}
+    for cls in base.__subclasses__():
+        found |= {cls.REASON: cls.CODE, **_reasons(cls)}
+    return found
+
+
+REASONS = _reasons()
 
 
 @dataclass
