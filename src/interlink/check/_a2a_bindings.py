@@ -12,17 +12,15 @@ is the one §5.4 maps that reason to; otherwise its `code` says what came instea
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol, cast
+from typing import Protocol
 from urllib.parse import quote, urlencode
 
 import httpx
 
-from interlink.a2a import A2AError
-from interlink.a2a._errors import DOMAIN, status_of
+from interlink.a2a._errors import DOMAIN, REASON_CODES, status_of
 from interlink.check._a2a_wire import A2A_VERSION, Json, Reply, SseEvent, Stream, Wire
 from interlink.check._cases import Fail
 
@@ -37,6 +35,7 @@ __all__ = [
     "JsonRpc",
     "Rest",
     "RestReply",
+    "a2a_code",
     "Unavailable",
     "contactable",
     "grpc_target",
@@ -48,17 +47,6 @@ HTTP_JSON = "HTTP+JSON"
 GRPC = "GRPC"
 KINDS = ("task", "message", "statusUpdate", "artifactUpdate")
 REST_MEDIA = {"Content-Type": "application/a2a+json"}
-
-
-def _reasons(base: type[A2AError] = A2AError) -> dict[str, int]:
-    """Each A2A error's ErrorInfo reason (§10.6, §11.6) -> its JSON-RPC code."""
-    found: dict[str, int] = {}
-    for cls in base.__subclasses__():
-        found |= {cls.REASON: cls.CODE, **_reasons(cls)}
-    return found
-
-
-REASONS = _reasons()
 
 
 @dataclass
@@ -191,10 +179,25 @@ def _query_value(value: object) -> str:
     return str(value)
 
 
-def _is_error_info(detail: Json) -> bool:
-    return str(detail.get("@type", "")).endswith("google.rpc.ErrorInfo") and (
-        detail.get("domain") == DOMAIN
-    )
+def a2a_code(
+    details: list[Json], got: object, expected: Callable[[int], object], shown: str
+) -> object:
+    """The JSON-RPC code of an HTTP+JSON or gRPC error: that of the reason of its first
+    ErrorInfo in the a2a-protocol.org domain, when `got` (its HTTP or gRPC status) is
+    `expected(code)`, the status §5.4 maps that code to; else what came, as text
+    (`shown` names the status)."""
+    reasons = [
+        str(d.get("reason"))
+        for d in details
+        if str(d.get("@type", "")).endswith("google.rpc.ErrorInfo") and d.get("domain") == DOMAIN
+    ]
+    if not reasons:
+        return f"{shown} without an a2a-protocol.org ErrorInfo"
+    code = REASON_CODES.get(reasons[0])
+    if code is None:
+        return f"{shown} with reason {reasons[0]}"
+    want = expected(code)
+    return code if want == got else f"{shown} with reason {reasons[0]} (§5.4 maps it to {want})"
 
 
 @dataclass
@@ -217,18 +220,7 @@ class RestReply(Reply):
         status = status if isinstance(status, dict) else {}
         details = status.get("details")
         items = [d for d in details if isinstance(d, dict)] if isinstance(details, list) else []
-        reasons = [str(d.get("reason")) for d in items if _is_error_info(d)]
-        code: object = f"HTTP {self.status} without an a2a-protocol.org ErrorInfo"
-        if reasons and reasons[0] in REASONS:
-            mapped = REASONS[reasons[0]]
-            expected = status_of(mapped)[1]
-            code = (
-                mapped
-                if expected == self.status
-                else (f"HTTP {self.status} with reason {reasons[0]} (§5.4 maps it to {expected})")
-            )
-        elif reasons:
-            code = f"HTTP {self.status} with reason {reasons[0]}"
+        code = a2a_code(items, self.status, lambda c: status_of(c)[1], f"HTTP {self.status}")
         message = status.get("message") if status else self.raw[:120].decode("utf-8", "replace")
         return {"code": code, "message": message, "data": items}
 
@@ -307,12 +299,12 @@ class Unavailable(Exception):
 def _grpc(wire: Wire, url: str) -> Binding:
     """The gRPC binding, imported here: grpcio and protobuf are an extra."""
     try:
-        module = importlib.import_module("interlink.check._a2a_grpc")
+        from interlink.check._a2a_grpc import Grpc
     except ImportError as exc:
         raise Unavailable(
             f"checking the gRPC interface needs interlink[grpc] (grpcio, protobuf): {exc}"
         ) from None
-    return cast(Binding, module.Grpc(wire, url))
+    return Grpc(wire, url)
 
 
 BINDINGS: dict[str, Callable[[Wire, str], Binding]] = {
