@@ -170,6 +170,20 @@ def test_ours_with_loopback_webhooks_allowed_delivers() -> None:
     assert strict == 1
 
 
+def test_ours_with_grpc_too() -> None:
+    """`--grpc-port 0`: the card lists the gRPC interface and every shared case is asked
+    over it with the verdict it has over JSON-RPC. (The card then lists JSON-RPC and gRPC
+    only, though HTTP+JSON is still served: the `rest.` cases SKIP; a finding about the
+    server, §5.2 "Agents MUST declare all supported protocols in their AgentCard", that
+    no case can see from outside.)"""
+    with serve(["--grpc-port", "0"]) as server:
+        status, report = check(server.url, "--input-prompt", "ask", "--slow-prompt", "slow 3")
+    ours = OURS | dict.fromkeys(PUSH_CASES, "SKIP")
+    no_ids = {"grpc.subscribe.resume": "SKIP"}  # gRPC streams carry no event ids
+    assert verdicts(report) == ours | over("grpc", ours) | no_ids | REST, details(report)
+    assert status == 0
+
+
 def sdk_check(kind: str, mode: str = "jsonrpc") -> tuple[int, dict[str, Any]]:
     with peer_server(kind, mode) as url:
         return check(url, "--input-prompt", "ask", "--slow-prompt", "slow")
