@@ -1,10 +1,12 @@
 """How `interlink a2a check` runs its cases: the registry, what a case is given, the run.
 
-A case is an async function listed in its module's `CASES` with its `Spec` (id, title, level, the
-section and sentence it checks). It is given a `Ctx`: the options, the card
-as fetched, the interfaces chosen from it (JSON-RPC; HTTP+JSON when declared), and
-helpers that send raw requests and create the tasks it needs (each case makes its own,
-except the one completed task that read-only cases share). A case returns what it saw
+A case is an async function listed in its module's `CASES` with its `Spec` (id, title,
+level, the section and sentence it checks). It is given a `Ctx`: the options, the card as
+fetched, the interface of each binding chosen from it (`bindings`: JSON-RPC, HTTP+JSON,
+gRPC, each a `Binding`; `ctx.on(name)` speaks another than JSON-RPC), and helpers that
+send requests and create the tasks it needs (each case makes its own, except the one
+completed task that read-only cases share). The shared cases (`SHARED`) are asked again
+of each other binding, as `rest.<id>` and `grpc.<id>` (`on_binding`). A case returns what it saw
 (PASS) or raises `Fail` or `Skip`. A server that does not answer in time, or drops the
 connection, is a FAIL that names the wait; any other exception is an ERROR: the checker
 broke, not the server.
