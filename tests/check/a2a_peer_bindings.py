@@ -75,7 +75,7 @@ async def serve(port: int, grpc_port: int | None) -> None:
     from a2a.types.a2a_pb2_grpc import add_A2AServiceServicer_to_server
 
     server = grpc.aio.server()
-    add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
+    add_A2AServiceServicer_to_server(GrpcHandler(handler), server)  # type: ignore[no-untyped-call]
     server.add_insecure_port(f"127.0.0.1:{grpc_port}")
     await server.start()
     try:

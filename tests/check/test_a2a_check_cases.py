@@ -362,3 +362,48 @@ def test_bindings_that_disagree_fail_equivalence_and_rest_errors_need_error_info
         "rest.get.unknown": Outcome.FAIL,  # 404, but no ErrorInfo TASK_NOT_FOUND (§11.6)
         "rest.error_details": Outcome.PASS,  # a Status with no details is well-formed
     }
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    ("status", "outcome", "detail"),
+    [
+        ("NOT_FOUND", Outcome.PASS, "TaskNotFoundError (-32001)"),
+        ("INTERNAL", Outcome.FAIL, "reason TASK_NOT_FOUND (§5.4 maps it to NOT_FOUND)"),
+    ],
+)
+async def test_a_grpc_error_is_judged_by_its_status_and_error_info(
+    status: str, outcome: Outcome, detail: str
+) -> None:
+    """A gRPC server (grpcio's generic handler, on loopback) that answers every GetTask
+    with `status` and an ErrorInfo TASK_NOT_FOUND: only NOT_FOUND is TaskNotFoundError."""
+    import grpc
+    import grpc.aio
+
+    from interlink.a2a._grpc import _status
+
+    async def get_task(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
+        code = getattr(grpc.StatusCode, status)
+        info = {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "TASK_NOT_FOUND"}
+        details = _status.encode(code.value[0], "no", [info | {"domain": "a2a-protocol.org"}])
+        await context.abort(code, "no", trailing_metadata=((_status.KEY, details),))
+        raise AssertionError("unreachable")
+
+    server = grpc.aio.server()
+    method: grpc.RpcMethodHandler[bytes, bytes] = grpc.unary_unary_rpc_method_handler(get_task)
+    server.add_generic_rpc_handlers(
+        [grpc.method_handlers_generic_handler("lf.a2a.v1.A2AService", {"GetTask": method})]
+    )
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        interfaces = [{"url": f"127.0.0.1:{port}", "protocolBinding": "GRPC"}]
+        broken = Broken(_card(supportedInterfaces=interfaces))
+        options = Options(url=BASE, timeout=5, only=("grpc.get.unknown", "card.interfaces"))
+        report = await run_check(options, httpx.MockTransport(broken))
+    finally:
+        await server.stop(None)
+    got = {r.case.id: r for r in report.results}
+    assert got["card.interfaces"].outcome is Outcome.PASS, got["card.interfaces"].detail
+    assert got["grpc.get.unknown"].outcome is outcome
+    assert detail in got["grpc.get.unknown"].detail

@@ -243,7 +243,7 @@ class Rest:
         self.wire, self.url = wire, url
         self.base = url.rstrip("/")
 
-    def request(self, method: str, params: Json) -> tuple[str, str, bytes | None]:
+    def request(self, method: str, params: Mapping[str, object]) -> tuple[str, str, bytes | None]:
         """(HTTP method, URL, body) of an operation: path fields first, then the query
         (GET, DELETE) or the JSON body (POST) with the rest."""
         verb, path = ROUTES[method]
