@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from interlink.check import Outcome
+from interlink.check import Outcome, Result
 from interlink.check._a2a_bindings import Rest, RestReply, contactable, grpc_target
 from interlink.check._a2a_runner import Options, card_url_for, run_check
 from interlink.check._a2a_wire import MAX_BODY, Stream, Wire, is_loopback
@@ -83,10 +83,14 @@ class Broken:
         return httpx.Response(200, json={"jsonrpc": "2.0", "id": rid, "error": error})
 
 
-def _outcomes(server: Broken, *only: str) -> dict[str, Outcome]:
+def _results(server: Broken, *only: str) -> dict[str, Result]:
     options = Options(url=BASE, timeout=2, only=only)
     report = asyncio.run(run_check(options, httpx.MockTransport(server)))
-    return {r.case.id: r.outcome for r in report.results}
+    return {r.case.id: r for r in report.results}
+
+
+def _outcomes(server: Broken, *only: str) -> dict[str, Outcome]:
+    return {case_id: r.outcome for case_id, r in _results(server, *only).items()}
 
 
 def test_a_wrong_server_fails_the_cases_it_breaks_and_nothing_errors() -> None:
@@ -407,3 +411,15 @@ async def test_a_grpc_error_is_judged_by_its_status_and_error_info(
     assert got["card.interfaces"].outcome is Outcome.PASS, got["card.interfaces"].detail
     assert got["grpc.get.unknown"].outcome is outcome
     assert detail in got["grpc.get.unknown"].detail
+
+
+def test_without_the_grpc_extra_the_grpc_cases_skip_and_say_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "interlink.check._a2a_grpc", None)  # (import fails)
+    interfaces = [{"url": "127.0.0.1:9", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]
+    got = _results(Broken(_card(supportedInterfaces=interfaces)), "grpc.get", "card.interfaces")
+    assert {r.outcome for r in got.values()} == {Outcome.SKIP, Outcome.PASS}
+    assert got["card.interfaces"].outcome is Outcome.PASS  # (reported, not asked)
+    for case_id in ("grpc.get.unknown", "grpc.get.task", "card.interfaces"):
+        assert "needs interlink[grpc]" in got[case_id].detail, got[case_id].detail
