@@ -17,8 +17,9 @@ import pytest
 
 from interlink.check import Outcome, Result
 from interlink.check._a2a_bindings import Rest, RestReply, contactable, grpc_target
+from interlink.check._a2a_grpc import Grpc
 from interlink.check._a2a_runner import Options, card_url_for, run_check
-from interlink.check._a2a_wire import MAX_BODY, Stream, Wire, is_loopback
+from interlink.check._a2a_wire import MAX_BODY, Refused, Stream, Wire, is_loopback
 from tests.interop.a2a.conftest import ROOT
 
 BASE = "http://127.0.0.1:9/"
@@ -212,6 +213,8 @@ def test_contact_policy_and_card_url() -> None:
     assert contactable(wire, "GRPC", "127.0.0.1:50051")
     assert not contactable(wire, "GRPC", "10.0.0.1:50051")
     assert not contactable(wire, "GRPC", "agent.example:50051")  # another port
+    with pytest.raises(Refused):
+        Grpc(wire, "10.0.0.1:50051")  # (the binding asks the policy too)
 
 
 def test_rest_binding_puts_parameters_where_section_11_says() -> None:

@@ -39,6 +39,7 @@ __all__ = [
     "Unavailable",
     "contactable",
     "grpc_target",
+    "http_form",
     "make_binding",
 ]
 

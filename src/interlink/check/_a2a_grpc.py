@@ -28,8 +28,8 @@ from google.protobuf.message import Message
 from interlink.a2a._errors import status_of
 from interlink.a2a._grpc import _status as status
 from interlink.a2a._grpc import a2a_pb2
-from interlink.check._a2a_bindings import GRPC, Events, a2a_code, grpc_target, one_kind
-from interlink.check._a2a_wire import A2A_VERSION, Json, Reply, Wire
+from interlink.check._a2a_bindings import GRPC, Events, a2a_code, grpc_target, http_form, one_kind
+from interlink.check._a2a_wire import A2A_VERSION, Json, Refused, Reply, Wire
 
 __all__ = ["Grpc", "GrpcReply"]
 
@@ -121,6 +121,8 @@ class Grpc:
     name = GRPC
 
     def __init__(self, wire: Wire, url: str) -> None:
+        if not wire.allowed(http_form(url)):  # (the contact policy, as for HTTP)
+            raise Refused(f"not contacted: {url} is neither {wire.origin} nor loopback")
         self.wire, self.url = wire, url
         where, tls = grpc_target(url)
         credentials = grpc.ssl_channel_credentials() if tls else None
