@@ -23,7 +23,7 @@ from interlink.check._a2a_bindings import (
 )
 from interlink.check._a2a_cases_card import UNKNOWN_TASK, interfaces
 from interlink.check._a2a_cases_stream import streamed_task
-from interlink.check._a2a_runner import Ctx, on_binding, text
+from interlink.check._a2a_runner import Ctx, objects, on_binding, state_of, text
 from interlink.check._a2a_wire import Json
 from interlink.check._cases import MUST, SHOULD, Cases, Fail, Skip
 
@@ -95,29 +95,42 @@ async def binding_equivalence(ctx: Ctx) -> str:
         except Unavailable as exc:
             skipped.append(f"{name} {url}: {exc}")
             continue
-        got, missing = await _task_at(spoken, text(task, "id"))
+        got, wrong = await _seen_at(spoken, task)
         if _semantic(got) != _semantic(task):
             raise Fail(f"{name} {url} shows the task as {json.dumps(got)[:200]}")
-        if missing:
-            raise Fail(f"{name} {url}, an unknown task: {missing}")
+        if wrong:
+            raise Fail(f"{name} {url}: " + "; ".join(wrong))
         checked.append(f"{name} {url}")
     if not checked:
         raise Skip("; ".join(skipped))
     return (
-        "the same task and not-found error at "
+        "the same task, listing and errors (unknown task, cancel of a finished one) at "
         + ", ".join(checked)
         + "".join(f"; {s}" for s in skipped)
     )
 
 
-async def _task_at(binding: Binding, task_id: str) -> tuple[Json, str]:
-    """The task as `binding` shows it, and what is wrong with its answer for an unknown
-    task ("" when it is TaskNotFoundError)."""
+async def _seen_at(binding: Binding, task: Json) -> tuple[Json, list[str]]:
+    """The task as `binding` shows it, and where its answers differ from JSON-RPC's: the
+    task missing from its context's list, an unknown task not TaskNotFoundError, the
+    finished task's cancel not TaskNotCancelableError."""
+    task_id = text(task, "id")
     reply = await binding.call("GetTask", {"id": task_id})
     if not isinstance(reply.result, dict):
         raise Fail(f"GetTask at {binding.url}: {reply.describe()}")
+    wrong = []
+    listed = await binding.call("ListTasks", {"contextId": text(task, "contextId")})
+    page = listed.result if isinstance(listed.result, dict) else {}
+    if task_id not in [text(x, "id") for x in objects(page, "tasks")]:
+        wrong.append(f"ListTasks of its context does not list it: {listed.describe()}")
     unknown = await binding.call("GetTask", {"id": UNKNOWN_TASK})
-    return reply.result, "" if unknown.code == -32001 else unknown.describe()
+    if unknown.code != -32001:
+        wrong.append(f"an unknown task: {unknown.describe()}")
+    if state_of(task) != "TASK_STATE_CANCELED":
+        cancel = await binding.call("CancelTask", {"id": task_id})
+        if cancel.code != -32002:
+            wrong.append(f"cancelling the finished task: {cancel.describe()}")
+    return reply.result, wrong
 
 
 SHARED, SHARED_SLOW = on_binding(HTTP_JSON, "rest")
@@ -148,11 +161,13 @@ CASES: Cases[Ctx] = {
     ),
     binding_equivalence: (
         "binding.equivalence",
-        "each declared binding shows the same task, and the same error for an unknown one",
+        "each declared binding shows the same task and listing, and the same errors",
         MUST,
         "§5.1",
         "When an agent supports multiple protocols, all supported protocols **MUST**: [...] "
-        "Return semantically equivalent results for the same requests",
+        "**Consistent Behavior**: Return semantically equivalent results for the same "
+        "requests - **Same Error Handling**: Map errors consistently using appropriate "
+        "protocol-specific codes",
     ),
 } | SHARED
 SLOW = SHARED_SLOW
