@@ -52,8 +52,9 @@ import asyncio
 import contextlib
 import contextvars
 import logging
+import types
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from typing import Protocol, TypeVar, cast
 
 import msgspec
@@ -98,7 +99,6 @@ RawRequestHandler = Callable[[str, msgspec.Raw | msgspec.UnsetType], Awaitable[o
 RawNotificationHandler = Callable[[str, msgspec.Raw | msgspec.UnsetType], Awaitable[None]]
 
 _Response = SuccessResponse[msgspec.Raw] | ErrorResponse
-_InboxItem = Notification[msgspec.Raw] | SuccessResponse[msgspec.Raw] | ErrorResponse
 
 _READ_CHUNK = 256 * 1024
 #: the reader lets the handlers it started run after this many requests in a row
@@ -135,6 +135,35 @@ class _RequestEntry(msgspec.Struct, frozen=True):
 class _NotificationEntry(msgspec.Struct, frozen=True):
     params: type[object]
     handler: Callable[[object], Awaitable[None]]
+
+
+_InboxItem = Notification[msgspec.Raw] | _Response | Awaitable[None]
+
+
+async def _nothing() -> None:
+    """Handling a notification no handler takes."""
+
+
+@types.coroutine
+def _resume(
+    step: Generator[object, object, object], waits_on: object
+) -> Generator[object, object, None]:
+    """The rest of a coroutine already stepped once, which waits on `waits_on`: what
+    `await` does (what it waits on goes up to the task, what the task sends or throws,
+    cancellation included, goes down to it)."""
+    while True:
+        try:
+            sent = yield waits_on
+        except BaseException as exc:
+            try:
+                waits_on = step.throw(exc)
+            except StopIteration:
+                return
+        else:
+            try:
+                waits_on = step.send(sent)
+            except StopIteration:
+                return
 
 
 class Connection:
@@ -193,6 +222,11 @@ class Connection:
         self._inbox_ready = asyncio.Event()
         self._inbox_space = asyncio.Event()
         self._inbox_finished = False
+        #: the inbox worker is handling an item (the reader may not hand out the next)
+        self._inbox_busy = False
+        #: request handlers started and not yet run: a notification read after them is
+        #: handled after their first step (the reader hands it to the inbox worker)
+        self._unstarted = 0
         self._tasks: list[asyncio.Task[None]] = []
         self._reading = False
         #: the writer runs (set on start, cleared as it ends)
@@ -259,9 +293,15 @@ class Connection:
             raise ProtocolMisuse("connection already started")
         self._reading = True
         self._writing = True
+        # Request handlers run in copies of the caller's context; notification handlers in
+        # one context shared by the reader and the inbox worker (either may run them),
+        # where what they ask is answered directly (see `request_raw`).
+        self._request_context = contextvars.copy_context()
+        handling = contextvars.copy_context()
+        handling.run(_handling.set, self)
         self._tasks = [
-            asyncio.create_task(self._read_loop(), name=f"{self.name}-reader"),
-            asyncio.create_task(self._inbox_loop(), name=f"{self.name}-inbox"),
+            asyncio.create_task(self._read_loop(), name=f"{self.name}-reader", context=handling),
+            asyncio.create_task(self._inbox_loop(), name=f"{self.name}-inbox", context=handling),
             asyncio.create_task(self._write_loop(), name=f"{self.name}-writer"),
         ]
 
@@ -470,6 +510,9 @@ class Connection:
                 for event in peer.receive(data) if data else peer.receive_eof():
                     kind = type(event)
                     if kind is Notification:
+                        if not (inbox or self._inbox_busy or self._unstarted):  # next up
+                            self._handle_first_step(event)  # type: ignore[arg-type]
+                            continue
                         params = event.params  # type: ignore[union-attr]
                         size = 64 if params is _UNSET else 64 + len(params)
                         if len(inbox) < max_items and (
@@ -494,6 +537,10 @@ class Connection:
                         self._resolve(event)  # type: ignore[arg-type]
                     elif kind is Queued:
                         response = event.response  # type: ignore[union-attr]
+                        if not inbox and not self._inbox_busy:  # nothing ahead of it
+                            self._resolve(response)
+                            peer.handled()
+                            continue
                         size = len(getattr(response, "result", b""))
                         await self._enqueue(response, 64 + size)
                     elif kind is CancelRequested:
@@ -537,10 +584,6 @@ class Connection:
         inbox, sizes, ready = self._inbox, self._inbox_sizes, self._inbox_ready
         space = self._inbox_space
         handled = self._peer.handled
-        notifications, codec = self._notifications, self.codec
-        # the notification handlers run in this task: what they ask is answered directly
-        # (see `request_raw`)
-        _handling.set(self)
         while True:
             if not inbox:
                 if not self._reading:
@@ -551,25 +594,62 @@ class Connection:
             item = inbox.popleft()
             self._inbox_bytes -= sizes.popleft()
             space.set()
-            if type(item) is Notification:
-                try:
-                    entry = notifications.get(item.method)
-                    if entry is not None:
-                        await entry.handler(decode_params(item.params, entry.params, codec))
-                    elif self._fallback_notification is not None:
-                        await self._fallback_notification(item.method, item.params)
-                except RpcError as exc:
-                    logger.warning("%s: notification %s rejected: %s", self.name, item.method, exc)
-                except Exception:
-                    logger.exception(
-                        "%s: notification handler for %s failed", self.name, item.method
-                    )
-            else:
+            self._inbox_busy = True
+            kind = type(item)
+            if kind is Notification:
+                await self._handle(cast("Notification[msgspec.Raw]", item))
+            elif kind is SuccessResponse or kind is ErrorResponse:
                 self._resolve(cast(_Response, item))
+            else:  # a handler the reader started
+                await cast("Awaitable[None]", item)
+            self._inbox_busy = False
             handled()
         self._fail_pending(self._close_reason)
         self._inbox_finished = True
         self._wake_writer()
+
+    def _handle_first_step(self, note: Notification[msgspec.Raw]) -> None:
+        """Handle a notification nothing is queued ahead of, in the reader, as far as its
+        handler goes without waiting (most go all the way: no inbox, no task); one that
+        waits goes on in the inbox worker, ahead of what comes next."""
+        try:
+            step = self._handler_of(note).__await__()
+            waits_on = step.send(None)
+        except StopIteration:
+            pass
+        except Exception as exc:
+            self._handler_failed(note, exc)
+        else:
+            self._inbox.append(self._handle(note, _resume(step, waits_on)))
+            self._inbox_sizes.append(0)
+            self._inbox_ready.set()
+            return
+        self._peer.handled()
+
+    async def _handle(
+        self, note: Notification[msgspec.Raw], started: Awaitable[None] | None = None
+    ) -> None:
+        """Handle `note` (`started`: what is left of its handler, started by the reader)."""
+        try:
+            await (self._handler_of(note) if started is None else started)
+        except Exception as exc:
+            self._handler_failed(note, exc)
+
+    def _handler_of(self, note: Notification[msgspec.Raw]) -> Awaitable[None]:
+        entry = self._notifications.get(note.method)
+        if entry is not None:
+            return entry.handler(decode_params(note.params, entry.params, self.codec))
+        if self._fallback_notification is not None:
+            return self._fallback_notification(note.method, note.params)
+        return _nothing()
+
+    def _handler_failed(self, note: Notification[msgspec.Raw], exc: Exception) -> None:
+        if isinstance(exc, RpcError):
+            logger.warning("%s: notification %s rejected: %s", self.name, note.method, exc)
+        else:
+            logger.exception(
+                "%s: notification handler for %s failed", self.name, note.method, exc_info=exc
+            )
 
     # -- serving requests -------------------------------------------------------------
 
@@ -581,13 +661,15 @@ class Connection:
             except RpcError as exc:
                 self._answered(self._peer.refuse(request.id, exc))
                 return
-        task = asyncio.create_task(self._serve(request))
+        task = asyncio.create_task(self._serve(request), context=self._request_context.copy())
+        self._unstarted += 1
         if release is not None:
             task.add_done_callback(lambda _: release())
         self._in_flight[request.id] = task
 
     async def _serve(self, request: AnyRequest) -> None:
         """Run the handler and answer; a peer's cancel answers -32800."""
+        self._unstarted -= 1
         id = request.id
         try:
             entry = self._requests.get(request.method)
@@ -634,6 +716,7 @@ class Connection:
         ever ran has not answered (one that ran answered -32800 itself)."""
         if task.cancelled() and task in self._cancelled_by_peer:
             self._cancelled_by_peer.discard(task)
+            self._unstarted -= 1
             self._answered(self._peer.refuse(id, RequestCancelled()))
 
     def _cancel_request(self, id: RequestId | None) -> None:
@@ -662,7 +745,9 @@ class Connection:
             self._close_reason = reason
         # an answer already read waits in the inbox behind notifications: it is delivered
         # (the inbox worker fails what is left once it has run dry)
-        queued = frozenset(i.id for i in self._inbox if not isinstance(i, Notification))
+        queued = frozenset(
+            i.id for i in self._inbox if isinstance(i, SuccessResponse | ErrorResponse)
+        )
         self._fail_pending(reason, queued)
         self._inbox_ready.set()
         self._inbox_space.set()
