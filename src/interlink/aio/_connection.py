@@ -236,6 +236,10 @@ class Connection:
         self._close_reason = "connection closed"
         self._closed = asyncio.Event()
         self._drains = 0  # writes drained so far (the `cancel_at_eof` watch looks at it)
+        #: the writer waits for lines (nothing queued or undrained: one may be written at once)
+        self._parked = False
+        #: bytes written at once that the transport holds, for the writer to drain
+        self._undrained = 0
 
     # -- registration -----------------------------------------------------------------
 
@@ -361,7 +365,7 @@ class Connection:
         # once, not after the notifications behind that handler (a deadlock).
         id, line = self._peer.request(method, params, future, direct=_handling.get() is self)
         try:
-            if not self._queue_now(line):
+            if not self._queue_now(line, len(self._peer.pending) == 1):
                 await self._send(line)  # waits for room, or raises ConnectionClosed
             response = await future
         except asyncio.CancelledError:
@@ -381,8 +385,9 @@ class Connection:
         if not self._queue_now(line):
             await self._send(line)  # waits for room, or raises ConnectionClosed
 
-    def _queue_now(self, line: bytes) -> bool:
-        """Queue our line if it fits now (False: it must wait, see `_send`)."""
+    def _queue_now(self, line: bytes, alone: bool = False) -> bool:
+        """Queue our line if it fits now (False: it must wait, see `_send`); `alone`: no
+        other line of ours is likely to follow at once, so an idle writer is skipped."""
         size = len(line)
         out_bytes = self._out_bytes
         if (
@@ -394,7 +399,7 @@ class Connection:
             return False
         if not self._writing:
             raise ConnectionClosed(self._close_reason)
-        self._queue(line)
+        self._queue(line, alone)
         return True
 
     def _fits(self, size: int) -> bool:
@@ -404,9 +409,28 @@ class Connection:
             self._out_bytes == 0 or self._out_bytes + size <= self._max_outgoing_bytes
         )
 
-    def _queue(self, line: bytes) -> None:
-        """Queue a line for the writer; past the bound, the reader pauses."""
+    def _queue(self, line: bytes, alone: bool = False) -> None:
+        """Queue a line for the writer; past the bound, the reader pauses. A line `alone`
+        (a lone request or answer: a burst of lines is written at once by the writer)
+        goes to an idle writer's transport at once, a hop less; what the transport could
+        not take yet counts as output until the writer has drained it."""
         outq = self._outq
+        if alone and self._parked and not outq and not self._out_bytes:
+            writer = self._writer
+            try:
+                writer.write(line)
+            except (OSError, RuntimeError) as exc:
+                self._transport_lost(f"write failed: {exc!r}")
+                return
+            if (
+                isinstance(writer, asyncio.StreamWriter)
+                and not writer.transport.get_write_buffer_size()
+            ):
+                return
+            self._undrained = len(line)
+            self._out_bytes += len(line)
+            self._out_ready.set()
+            return
         if not outq:  # (the writer waits only on an empty queue)
             self._out_ready.set()
         outq.append(line)
@@ -458,20 +482,24 @@ class Connection:
         writer = self._writer
         try:
             while True:
-                if not outq:
+                if not outq and not self._undrained:
                     if self._closing or (
                         not self._reading and not self._in_flight and self._inbox_finished
                     ):
                         break
                     self._out_ready.clear()
+                    self._parked = True
                     await self._out_ready.wait()
+                    self._parked = False
                     continue
                 lines = list(outq)
                 outq.clear()
+                self._undrained = 0  # (a line written at once, held by the transport)
                 writing = self._out_bytes  # (counted until drained, see the module doc)
                 if self._senders:
                     self._let_senders_in()
-                writer.write(lines[0] if len(lines) == 1 else b"".join(lines))
+                if lines:
+                    writer.write(lines[0] if len(lines) == 1 else b"".join(lines))
                 del lines
                 await writer.drain()
                 self._drains += 1
@@ -708,7 +736,7 @@ class Connection:
         # A finished handler cannot wait for room: the answer is queued past the bound,
         # and the reader stops reading until the output is down again (module doc).
         if line is not None and not self._closing:
-            self._queue(line)
+            self._queue(line, not self._in_flight)
         self._wake_writer()
 
     def _cancelled_before_start(self, id: RequestId | None, task: asyncio.Task[None]) -> None:
