@@ -54,7 +54,7 @@ import contextvars
 import logging
 import types
 from collections import deque
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Protocol, TypeVar, cast
 
 import msgspec
@@ -140,13 +140,9 @@ class _NotificationEntry(msgspec.Struct, frozen=True):
 _InboxItem = Notification[msgspec.Raw] | _Response | Awaitable[None]
 
 
-async def _nothing() -> None:
-    """Handling a notification no handler takes."""
-
-
 @types.coroutine
 def _resume(
-    step: Generator[object, object, object], waits_on: object
+    step: Coroutine[object, object, object], waits_on: object
 ) -> Generator[object, object, None]:
     """The rest of a coroutine already stepped once, which waits on `waits_on`: what
     `await` does (what it waits on goes up to the task, what the task sends or throws,
@@ -640,44 +636,27 @@ class Connection:
         """Handle a notification nothing is queued ahead of, in the reader, as far as its
         handler goes without waiting (most go all the way: no inbox, no task); one that
         waits goes on in the inbox worker, ahead of what comes next."""
+        handling = self._handle(note)
         try:
-            step = self._handler_of(note).__await__()
-            waits_on = step.send(None)
+            waits_on = handling.send(None)
         except StopIteration:
-            pass
-        except Exception as exc:
-            self._handler_failed(note, exc)
+            self._peer.handled()
         else:
-            self._inbox.append(self._handle(note, _resume(step, waits_on)))
+            self._inbox.append(_resume(handling, waits_on))
             self._inbox_sizes.append(0)
             self._inbox_ready.set()
-            return
-        self._peer.handled()
 
-    async def _handle(
-        self, note: Notification[msgspec.Raw], started: Awaitable[None] | None = None
-    ) -> None:
-        """Handle `note` (`started`: what is left of its handler, started by the reader)."""
+    async def _handle(self, note: Notification[msgspec.Raw]) -> None:
         try:
-            await (self._handler_of(note) if started is None else started)
-        except Exception as exc:
-            self._handler_failed(note, exc)
-
-    def _handler_of(self, note: Notification[msgspec.Raw]) -> Awaitable[None]:
-        entry = self._notifications.get(note.method)
-        if entry is not None:
-            return entry.handler(decode_params(note.params, entry.params, self.codec))
-        if self._fallback_notification is not None:
-            return self._fallback_notification(note.method, note.params)
-        return _nothing()
-
-    def _handler_failed(self, note: Notification[msgspec.Raw], exc: Exception) -> None:
-        if isinstance(exc, RpcError):
+            entry = self._notifications.get(note.method)
+            if entry is not None:
+                await entry.handler(decode_params(note.params, entry.params, self.codec))
+            elif self._fallback_notification is not None:
+                await self._fallback_notification(note.method, note.params)
+        except RpcError as exc:
             logger.warning("%s: notification %s rejected: %s", self.name, note.method, exc)
-        else:
-            logger.exception(
-                "%s: notification handler for %s failed", self.name, note.method, exc_info=exc
-            )
+        except Exception:
+            logger.exception("%s: notification handler for %s failed", self.name, note.method)
 
     # -- serving requests -------------------------------------------------------------
 
