@@ -72,6 +72,9 @@ class AcpCodec(ValueCodec):
 
     decode = staticmethod(_codec.decode)  # type: ignore[assignment]  # (a call less)
 
+    def decoder(self, type_: object) -> Callable[[bytes], object]:
+        return _codec._decoder(type_).decode  # (the fast path: strict, unknown fields fail)
+
     def encode_message(self, message: object) -> bytes:
         return _codec.encode(message) + b"\n"
 

@@ -5,14 +5,17 @@ Theory of operation. Three tasks per connection:
 - the *reader* reads chunks and feeds them to the sans-IO `jsonrpc.Peer`, which holds
   every wire rule (framing, classification, batches, duplicate ids, cancels, the
   ordering of answers behind notifications) and says what they are: a request starts
-  its own handler task (requests run concurrently); a notification, or a response the
-  peer queues behind notifications, goes to the ordered inbox; a response it does not
-  queue is delivered at once; bad input is answered at once with its error.
-- the *inbox worker* handles notifications one at a time in arrival order and delivers
-  responses to their awaiting callers in the same order, so a caller never sees a
-  response before the notifications that arrived ahead of it were handled.
+  its own handler task (requests run concurrently); a notification with nothing queued
+  ahead of it is handled there, as far as its handler goes without waiting; any other,
+  the rest of a handler that waits, and a response the peer queues behind notifications
+  go to the ordered inbox; a response it does not queue, or has nothing queued ahead of
+  it, is delivered at once; bad input is answered at once with its error.
+- the *inbox worker* handles the inbox one item at a time in arrival order, so a caller
+  never sees a response before the notifications that arrived ahead of it were handled.
 - the *writer* drains the outgoing queue: everything queued goes out in one write, then
-  it awaits `drain()`. Every queue is bounded in items and bytes; a full outgoing queue
+  it awaits `drain()` (a lone line, our one pending request or the answer to the one
+  request in flight, goes out at once with what is queued, if the writer is idle). Every
+  queue is bounded in items and bytes; a full outgoing queue
   makes senders wait, a full inbox makes the reader wait (and so the peer, through the
   pipe).
 
@@ -64,6 +67,7 @@ from interlink.jsonrpc import (
     AnyRequest,
     CancelRequested,
     ConnectionClosed,
+    Decoded,
     ErrorResponse,
     Notification,
     NotificationType,
@@ -137,7 +141,8 @@ class _NotificationEntry(msgspec.Struct, frozen=True):
     handler: Callable[[object], Awaitable[None]]
 
 
-_InboxItem = Notification[msgspec.Raw] | _Response | Awaitable[None]
+_Note = Notification[msgspec.Raw] | Decoded
+_InboxItem = _Note | _Response | Awaitable[None]
 
 
 @types.coroutine
@@ -250,6 +255,7 @@ class Connection:
             cast("type[object]", method.params),
             cast("Callable[[object], Awaitable[None]]", handler),
         )
+        self._peer.decode_notifications({m: e.params for m, e in self._notifications.items()})
 
     def on_unknown_request(self, handler: RawRequestHandler | None) -> None:
         """Handler for requests with no registered method (default: -32601)."""
@@ -382,8 +388,7 @@ class Connection:
             await self._send(line)  # waits for room, or raises ConnectionClosed
 
     def _queue_now(self, line: bytes, alone: bool = False) -> bool:
-        """Queue our line if it fits now (False: it must wait, see `_send`); `alone`: no
-        other line of ours is likely to follow at once, so an idle writer is skipped."""
+        """Queue our line if it fits now (False: it must wait, see `_send`)."""
         size = len(line)
         out_bytes = self._out_bytes
         if (
@@ -407,14 +412,15 @@ class Connection:
 
     def _queue(self, line: bytes, alone: bool = False) -> None:
         """Queue a line for the writer; past the bound, the reader pauses. A line `alone`
-        (a lone request or answer: a burst of lines is written at once by the writer)
-        goes to an idle writer's transport at once, a hop less; what the transport could
-        not take yet counts as output until the writer has drained it."""
+        goes out at once with what is queued ahead of it, when the writer is idle (what
+        the transport holds of it is the writer's to drain)."""
         outq = self._outq
-        if alone and self._parked and not outq and not self._out_bytes:
+        if alone and self._parked and not self._undrained and not self._senders:
+            data = b"".join((*outq, line)) if outq else line
+            outq.clear()  # (`_out_bytes` counts only these while the writer is idle)
             writer = self._writer
             try:
-                writer.write(line)
+                writer.write(data)
             except (OSError, RuntimeError) as exc:
                 self._transport_lost(f"write failed: {exc!r}")
                 return
@@ -422,10 +428,11 @@ class Connection:
                 isinstance(writer, asyncio.StreamWriter)
                 and not writer.transport.get_write_buffer_size()
             ):
-                return
-            self._undrained = len(line)
-            self._out_bytes += len(line)
-            self._out_ready.set()
+                self._out_bytes = 0
+                self._out_room.set()
+            else:
+                self._undrained = self._out_bytes = self._out_bytes + len(line)
+                self._out_ready.set()
             return
         if not outq:  # (the writer waits only on an empty queue)
             self._out_ready.set()
@@ -525,29 +532,20 @@ class Connection:
         peer = self._peer
         reason = "peer closed the connection"
         room = self._out_room
-        inbox, sizes, ready = self._inbox, self._inbox_sizes, self._inbox_ready
-        max_items, max_bytes = self._max_inbox, self._max_inbox_bytes
+        inbox = self._inbox
         started = 0  # requests started since the reader last let them run
         try:
             while True:
                 data = await self._reader.read(_READ_CHUNK)
                 for event in peer.receive(data) if data else peer.receive_eof():
                     kind = type(event)
-                    if kind is Notification:
+                    if kind is Notification or kind is Decoded:
                         if not (inbox or self._inbox_busy or self._unstarted):  # next up
                             self._handle_first_step(event)  # type: ignore[arg-type]
                             continue
                         params = event.params  # type: ignore[union-attr]
-                        size = 64 if params is _UNSET else 64 + len(params)
-                        if len(inbox) < max_items and (
-                            not inbox or self._inbox_bytes + size <= max_bytes
-                        ):  # (the usual: room in the inbox, no coroutine)
-                            inbox.append(event)  # type: ignore[arg-type]
-                            sizes.append(size)
-                            self._inbox_bytes += size
-                            ready.set()
-                        else:
-                            await self._enqueue(event, size)  # type: ignore[arg-type]
+                        size = event.size if kind is Decoded else len(params or b"")  # type: ignore[union-attr,arg-type]
+                        await self._enqueue(event, 64 + size)  # type: ignore[arg-type]
                     elif kind is Request:
                         if not room.is_set():  # the peer does not read: neither do we
                             await room.wait()
@@ -620,8 +618,8 @@ class Connection:
             space.set()
             self._inbox_busy = True
             kind = type(item)
-            if kind is Notification:
-                await self._handle(cast("Notification[msgspec.Raw]", item))
+            if kind is Notification or kind is Decoded:
+                await self._handle(cast(_Note, item))
             elif kind is SuccessResponse or kind is ErrorResponse:
                 self._resolve(cast(_Response, item))
             else:  # a handler the reader started
@@ -632,10 +630,9 @@ class Connection:
         self._inbox_finished = True
         self._wake_writer()
 
-    def _handle_first_step(self, note: Notification[msgspec.Raw]) -> None:
-        """Handle a notification nothing is queued ahead of, in the reader, as far as its
-        handler goes without waiting (most go all the way: no inbox, no task); one that
-        waits goes on in the inbox worker, ahead of what comes next."""
+    def _handle_first_step(self, note: _Note) -> None:
+        """In the reader: handle a notification as far as its handler goes without waiting
+        (most go all the way); the inbox worker does the rest, ahead of what follows."""
         handling = self._handle(note)
         try:
             waits_on = handling.send(None)
@@ -646,13 +643,16 @@ class Connection:
             self._inbox_sizes.append(0)
             self._inbox_ready.set()
 
-    async def _handle(self, note: Notification[msgspec.Raw]) -> None:
+    async def _handle(self, note: _Note) -> None:
         try:
             entry = self._notifications.get(note.method)
             if entry is not None:
-                await entry.handler(decode_params(note.params, entry.params, self.codec))
+                params = note.params
+                if type(note) is Notification:  # (not `Decoded` by the peer)
+                    params = decode_params(note.params, entry.params, self.codec)
+                await entry.handler(params)
             elif self._fallback_notification is not None:
-                await self._fallback_notification(note.method, note.params)
+                await self._fallback_notification(note.method, note.params)  # type: ignore[arg-type]
         except RpcError as exc:
             logger.warning("%s: notification %s rejected: %s", self.name, note.method, exc)
         except Exception:
