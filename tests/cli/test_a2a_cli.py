@@ -376,15 +376,17 @@ def test_task_shows_status_artifacts_and_history(url: str) -> None:
 
 
 def test_task_follow_subscribes_until_the_end(url: str) -> None:
-    started = a2a("send", url, "slow 2", "--no-wait")
+    # long enough for `--follow` to start while it runs, on a loaded machine too (a CLI
+    # start-up took up to ~4 s there)
+    started = a2a("send", url, "slow 8", "--no-wait")
     assert started.returncode == 0, started.stderr
     task_id, _ = header_ids(started.stdout)
     assert "● working" in started.stdout
     followed = a2a("task", url, task_id, "--follow")
     assert followed.returncode == 0, followed.stderr
     out = followed.stdout
-    assert "● working · 2/2 s done" in out
-    assert out.index("2/2 s done") < out.index("▸ result\nworked 2 s") < out.index("● completed")
+    assert "● working · 8/8 s done" in out
+    assert out.index("8/8 s done") < out.index("▸ result\nworked 8 s") < out.index("● completed")
     again = a2a("task", url, task_id, "--follow")  # already over: shown, not followed
     assert again.returncode == 0
     assert "● completed" in again.stdout
