@@ -19,11 +19,15 @@ import contextlib
 import os
 import socket
 import sys
+from typing import TYPE_CHECKING
 
 from interlink.cli._acp_serve import AgentLoadError, load_object
 from interlink.cli._parser import Commands, subcommand
 
-__all__ = ["add_parser", "run"]
+if TYPE_CHECKING:
+    from interlink.a2a import A2AApp, TaskStore
+
+__all__ = ["add_parser", "run", "use_store"]
 
 
 def add_parser(commands: Commands) -> None:
@@ -151,31 +155,39 @@ def run_db(args: argparse.Namespace) -> int:
     return 0
 
 
+def use_store(app: A2AApp, url: str | None, push_allow: str) -> tuple[TaskStore, str]:
+    """Serve `app` from the store at `url` (None: the agent's own SQLite file, named after
+    its card), with push webhooks allowed to the comma-separated `push_allow` hosts; the
+    store and its URL. An SQLite file is locked now, so a second process is refused,
+    naming the holder, before anything else starts."""
+    from interlink.a2a import SqliteTaskStore, default_store_path, open_store
+
+    store_url = url or f"sqlite://{default_store_path(app.server.card.name).absolute()}"
+    allow = [host.strip() for host in push_allow.split(",") if host.strip()]
+    store = open_store(store_url)
+    if isinstance(store, SqliteTaskStore):
+        store.lock()
+    app.use_store(store, push_allow=allow)
+    return store, store_url
+
+
 def run(args: argparse.Namespace) -> int:
     from interlink.a2a import (
         A2AApp,
         CardSignatureError,
         SharedStore,
         SigningKey,
-        SqliteTaskStore,
         StoreError,
-        default_store_path,
-        open_store,
         with_interface,
     )
-    from interlink.cli._a2a_uvicorn import StreamingServer, config
+    from interlink.cli._a2a_uvicorn import AnnouncingServer, config
 
     try:
         app = load_object(args.target, A2AApp, "an interlink.a2a app (create_app)")
         assert isinstance(app, A2AApp)
-        store_url = args.store or f"sqlite://{default_store_path(app.server.card.name).absolute()}"
-        allow = [host.strip() for host in args.push_allow.split(",") if host.strip()]
-        store = open_store(store_url)
+        store, store_url = use_store(app, args.store, args.push_allow)
         if args.lease_ttl is not None and not isinstance(store, SharedStore):
             raise ValueError("--lease-ttl: for a PostgreSQL store (replicas) only")
-        if isinstance(store, SqliteTaskStore):
-            store.lock()  # refused now, naming the holder, before anything else starts
-        app.use_store(store, push_allow=allow)
         if args.lease_ttl is not None:
             app.server.lease_ttl = args.lease_ttl
         if args.retention is not None:
@@ -196,16 +208,10 @@ def run(args: argparse.Namespace) -> int:
     if args.public_url is not None:
         app.use_card(with_interface(app.server.card, args.public_url))
     what = f"serving {app.server.card.name!r} · tasks: {_store_text(store_url)}"
-
-    class Server(StreamingServer):  # open streams end when it stops: see _a2a_uvicorn
-        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-            await super().startup(sockets)  # the app started, the socket listens
-            if self.started:
-                # (stdout: a script reads this line to learn that and where it serves)
-                print(f"serving on {url}", flush=True)
-                print(what, file=sys.stderr, flush=True)  # (for people: the name, the store)
-
-    server = Server(config(app, host=args.host, port=port, log_level=args.log_level))
+    # (open streams end when it stops: see _a2a_uvicorn)
+    server = AnnouncingServer(
+        config(app, host=args.host, port=port, log_level=args.log_level), url, what
+    )
     try:
         with contextlib.suppress(KeyboardInterrupt):  # (uvicorn raises the SIGINT it handled)
             server.run(sockets=listeners)

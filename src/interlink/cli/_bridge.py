@@ -1,0 +1,192 @@
+"""`interlink bridge a2a [options] -- AGENT_CMD…`: an ACP agent served as an A2A agent.
+
+The agent is started and initialized first (a failure to start is said on stderr, exit
+status 1), its card made from its `initialize` answer, then the A2A app serves it as
+`interlink a2a serve` serves an app: the same `serving on http://HOST:PORT/` line on
+stdout, the same store (by default the agent's own SQLite file, named after its card).
+Each A2A context works in its own folder of `--workspace` (by default `bridge/NAME` in
+the data directory beside the store's `a2a/`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import socket
+import sys
+from typing import TYPE_CHECKING
+
+from interlink.cli._a2a_serve import (
+    _UNSPECIFIED,
+    _authority,
+    _listen,
+    _public_url,
+    _reason,
+    _store_text,
+    use_store,
+)
+from interlink.cli._acp_client import _stderr_forwarder
+from interlink.cli._parser import Commands, agent_command, repeatable, subcommand, usage
+
+if TYPE_CHECKING:
+    from interlink.a2a import types as t
+    from interlink.bridge import PermissionPolicy
+
+__all__ = ["add_parser", "run"]
+
+_PROG = "interlink bridge a2a"
+
+
+def add_parser(commands: Commands) -> None:
+    bridge = subcommand(
+        commands,
+        "a2a",
+        "serve an ACP agent as an A2A agent over HTTP",
+        "Start an ACP agent (the command after --) and serve it as an A2A agent: each A2A "
+        "context is an ACP session in its own folder of the workspace, each task a prompt "
+        "turn; permission requests the policy does not answer ask the A2A client "
+        "(input-required).",
+    )
+    bridge.add_argument("--host", default="127.0.0.1")
+    bridge.add_argument(
+        "--port", type=int, default=9999, help="9999; 0: a free port (stdout says which)"
+    )
+    bridge.add_argument(
+        "--store",
+        default=None,
+        metavar="URL",
+        help="task store: sqlite:///path.db, memory:, postgresql://... (default: the "
+        "agent's own file, a2a/NAME.db in the data directory, NAME from its card)",
+    )
+    bridge.add_argument(
+        "--workspace",
+        default=None,
+        metavar="DIR",
+        help="where each context gets its folder, the agent's files and terminals confined "
+        "to it (default: bridge/NAME in the data directory)",
+    )
+    repeatable(
+        bridge,
+        "--allow",
+        "KIND",
+        "answer the agent's permission requests for tool calls of this kind without asking "
+        "(read, edit, delete, move, search, execute, think, fetch, switch_mode, other; "
+        "terminal = execute)",
+    )
+    repeatable(
+        bridge,
+        "--deny",
+        "KIND",
+        "refuse permission for this kind without asking (wins over --allow); `--deny fs` "
+        "and `--deny terminal` also stop offering the agent files or terminals",
+    )
+    bridge.add_argument(
+        "--allow-all", action="store_true", help="allow every permission request (not denied)"
+    )
+    bridge.add_argument(
+        "--auth", metavar="METHOD_ID", help="call authenticate with this method at start-up"
+    )
+    bridge.add_argument(
+        "--push-allow",
+        default="",
+        metavar="HOSTS",
+        help="comma-separated hosts that push webhooks may use although not public",
+    )
+    bridge.add_argument(
+        "--public-url",
+        type=_public_url,
+        default=None,
+        metavar="URL",
+        help="the URL clients reach the bridge at (behind a proxy)",
+    )
+    bridge.add_argument("--log-level", default="info")
+    bridge.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- AGENT_CMD [ARGS...]")
+
+
+def run(args: argparse.Namespace) -> int:
+    from interlink.bridge import PermissionPolicy
+
+    command = agent_command(args)
+    if not command:
+        return usage(_PROG, "give the agent's command after --")
+    kinds = {"fs", "terminal"}
+    try:
+        policy = PermissionPolicy.of(
+            args.allow, [k for k in args.deny if k != "fs"], allow_all=args.allow_all
+        )
+    except ValueError as exc:
+        return usage(_PROG, str(exc))
+    try:
+        listeners = _listen(args.host, args.port)
+    except OSError as exc:
+        where = _authority(args.host, args.port)
+        print(f"{_PROG}: cannot listen on {where}: {_reason(exc)}", file=sys.stderr)
+        return 1
+    denied = kinds & set(args.deny)
+    try:
+        with contextlib.suppress(KeyboardInterrupt):  # (uvicorn raises the SIGINT it handled)
+            return asyncio.run(_serve(args, command, policy, denied, listeners))
+        return 0
+    finally:
+        for listener in listeners:
+            listener.close()
+
+
+async def _serve(
+    args: argparse.Namespace,
+    command: list[str],
+    policy: PermissionPolicy,
+    denied: set[str],
+    sockets: list[socket.socket],
+) -> int:
+    from interlink.a2a import StoreError, create_app, default_store_path, with_interface
+    from interlink.bridge import AcpBridge
+    from interlink.cli._a2a_uvicorn import AnnouncingServer, config
+
+    bridge = AcpBridge(
+        command,
+        workspace=args.workspace or ".",
+        policy=policy,
+        auth_method=args.auth,
+        fs="fs" not in denied,
+        terminal="terminal" not in denied,
+        forward_stderr=_stderr_forwarder(),
+    )
+    try:
+        await bridge.start()
+    except Exception as exc:
+        print(f"{_PROG}: the agent did not start: {exc}", file=sys.stderr)
+        await bridge.aclose()
+        return 1
+    try:
+        card = bridge.card()
+        if args.workspace is None:
+            own = default_store_path(card.name)
+            bridge.workspace = own.parent.parent / "bridge" / own.stem
+        app = create_app(bridge, card)
+        try:
+            _, store_url = use_store(app, args.store, args.push_allow)
+        except (StoreError, ValueError) as exc:
+            print(f"{_PROG}: {exc}", file=sys.stderr)
+            return 2
+        public = args.public_url
+
+        def publish(card: t.AgentCard) -> None:
+            app.use_card(card if public is None else with_interface(card, public))
+
+        publish(card)
+        bridge.on_card = publish
+        port = sockets[0].getsockname()[1]
+        url = f"http://{_authority(_UNSPECIFIED.get(args.host, args.host), port)}/"
+        what = (
+            f"bridging {card.name!r} ({' '.join(command)}) · tasks: {_store_text(store_url)}"
+            f" · workspace: {bridge.workspace}"
+        )
+        server = AnnouncingServer(
+            config(app, host=args.host, port=port, log_level=args.log_level), url, what
+        )
+        await server.serve(sockets=sockets)
+        return 0 if server.started else 1
+    finally:
+        await asyncio.shield(bridge.aclose())
