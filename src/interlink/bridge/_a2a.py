@@ -588,19 +588,26 @@ class AcpBridge(AgentExecutor):
                 await agent.cancel(turn.session_id)
         if turn.question is not None and not turn.question.answer.done():
             turn.question.answer.set_result(None)  # (the agent is gone: nobody else does)
-        with contextlib.suppress(TimeoutError):
+        try:
             async with asyncio.timeout(self.cancel_wait):
                 if turn.driving:
                     await turn.ended.wait()  # (the running `execute` publishes the end)
                 else:
                     await self._drive(turn, updater)
+        except TimeoutError:
+            # The agent did not answer the cancel: the server ends the task CANCELED, and
+            # the context takes its next message (its turn is let go).
+            logger.warning("the agent did not end turn %s after session/cancel", turn.task_id)
+            self._finish(turn)
 
 
 def _end_event(turn: _Turn, end: _End) -> t.TaskStatusUpdateEvent:
     """The terminal status of a turn that answered (or failed) so."""
     if end.response is None:
         reason = _describe(end.error) if end.error is not None else "the turn ended"
-        return turn.status(t.TaskState.TASK_STATE_FAILED, [t.Part(text=reason)])
+        # (canceled all the same: the client asked for it, and the turn is over)
+        state = t.TaskState.TASK_STATE_CANCELED if turn.cancelled else t.TaskState.TASK_STATE_FAILED
+        return turn.status(state, [t.Part(text=reason)])
     stop = str(end.response.stop_reason)
     metadata: dict[str, object] = {"stopReason": stop}
     state = _STATES.get(stop, t.TaskState.TASK_STATE_COMPLETED)
