@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import uuid
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,7 +33,6 @@ from typing import Final, Self, TypeVar
 import httpx
 import msgspec
 
-from interlink.a2a import _codec
 from interlink.a2a._card import PROTOCOL_VERSION, ResolvedCard, resolve_card, select_interface
 from interlink.a2a._card_sign import CardSignatureError, TrustedKeys, verify_card
 from interlink.a2a._errors import (
@@ -79,19 +77,19 @@ from interlink.a2a._types import (
     Role,
     SendMessageConfiguration,
     SendMessageRequest,
-    StreamResponse,
     SubscribeToTaskRequest,
     Task,
-    TaskArtifactUpdateEvent,
     TaskPushNotificationConfig,
     TaskState,
     TaskStatusUpdateEvent,
 )
-from interlink.a2a.client._sse import SSEParser, error_of, read_events
-from interlink.jsonrpc import (
-    ErrorResponse,
-    SuccessResponse,
-    decode_message,
+from interlink.a2a.client._jsonrpc import JsonRpcTransport
+from interlink.a2a.client._transport import (
+    StreamEvent,
+    StreamHints,
+    StreamPayload,
+    Transport,
+    TransportConfig,
 )
 
 __all__ = [
@@ -107,20 +105,9 @@ __all__ = [
 ]
 
 R = TypeVar("R", bound=msgspec.Struct)
-StreamPayload = Task | Message | TaskStatusUpdateEvent | TaskArtifactUpdateEvent
 
 
 # -- values ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class StreamEvent:
-    """One event of a stream: the payload, the SSE id it came with, and whether it is
-    the task snapshot that opened a re-subscription (`resync`)."""
-
-    payload: StreamPayload
-    id: str | None = None
-    resync: bool = False
 
 
 @dataclass(frozen=True)
@@ -193,22 +180,30 @@ class A2AClient:
         self.tenant = self.resolved.tenant
         self.idle_timeout = idle_timeout
         self.reconnect = reconnect
-        #: the extensions the agent said it activated on the last answer
-        self.activated_extensions: frozenset[str] = frozenset()
-        self._ids = itertools.count(1)
         self._params: dict[str, str] = {}
-        self._headers = {"A2A-Version": PROTOCOL_VERSION, **(headers or {})}
-        if extensions:
-            self._headers["A2A-Extensions"] = ", ".join(extensions)
+        self._headers: dict[str, str] = dict(headers or {})
         if bearer is not None:
             self._headers["Authorization"] = f"Bearer {bearer}"
         if api_key is not None:
             self._use_api_key(api_key)  # (it may refuse: before anything is opened)
-        self._own = client is None
-        self._http = client or httpx.AsyncClient(
-            timeout=httpx.Timeout(timeout, connect=connect_timeout)
+        config = TransportConfig(
+            url=self.url,
+            version=PROTOCOL_VERSION,
+            extensions=tuple(extensions),
+            headers=self._headers,
+            query=self._params,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            idle_timeout=idle_timeout,
         )
-        self._stream_timeout = httpx.Timeout(timeout, connect=connect_timeout, read=None)
+        #: the wire to the picked interface
+        self.transport: Transport = JsonRpcTransport(config, client)
+        self._http: httpx.AsyncClient | None = None  # an httpx client `connect` opened
+
+    @property
+    def activated_extensions(self) -> frozenset[str]:
+        """The extensions the agent said it activated on the last answer."""
+        return self.transport.activated_extensions
 
     @classmethod
     async def connect(
@@ -251,7 +246,7 @@ class A2AClient:
             if own:
                 await http.aclose()
             raise
-        self._own = own
+        self._http = http if own else None
         return self
 
     def _use_api_key(self, key: str) -> None:
@@ -269,8 +264,11 @@ class A2AClient:
         raise ValueError("the agent card declares no API key security scheme")
 
     async def aclose(self) -> None:
-        if self._own:
-            await self._http.aclose()
+        try:
+            await self.transport.aclose()
+        finally:
+            if self._http is not None:
+                await self._http.aclose()
 
     async def __aenter__(self) -> Self:
         return self
@@ -325,7 +323,7 @@ class A2AClient:
         known_task, last = task_id or "", None
         state, answered = TaskState.TASK_STATE_UNSPECIFIED, False
         try:
-            stream = self._stream(SEND_STREAMING_MESSAGE, params, {}, SSEParser())
+            stream = self.transport.stream(SEND_STREAMING_MESSAGE, params)
             async with contextlib.aclosing(stream):
                 async for event in stream:
                     payload = event.payload
@@ -412,16 +410,14 @@ class A2AClient:
         """`SubscribeToTask`, resumed across dropped connections (see the module)."""
         sub = _Subscription(last=last_event_id, resync=resync)
         request = SubscribeToTaskRequest(tenant=self.tenant, id=task_id)
-        attempt, hint = 0, None
+        attempt, hints = 0, StreamHints()
         while True:
             resuming = sub.last is not None or attempt > 0
-            parser = SSEParser()
-            # (UTF-8, as EventSource sends it: an id need not be ASCII)
-            # (none for an empty id, as EventSource does)
-            headers = {"Last-Event-ID": sub.last.encode()} if sub.last else {}
             first = True
             try:
-                stream = self._stream(SUBSCRIBE_TO_TASK, request, headers, parser)
+                stream = self.transport.stream(
+                    SUBSCRIBE_TO_TASK, request, last_event_id=sub.last, hints=hints
+                )
                 async with contextlib.aclosing(stream):
                     async for event in stream:
                         snapshot = first and isinstance(event.payload, Task)
@@ -462,7 +458,6 @@ class A2AClient:
                 if exc.status not in _TRANSIENT or not resuming:
                     raise
                 reason = exc  # a proxy or a restarting server: try again
-            hint = parser.retry if parser.retry is not None else hint
             attempt += 1
             if attempt > self.reconnect.attempts:
                 raise A2ATransportError(
@@ -470,7 +465,7 @@ class A2AClient:
                     f"{reason}",
                     self.url,
                 ) from reason
-            await asyncio.sleep(self.reconnect.delay(attempt, hint))
+            await asyncio.sleep(self.reconnect.delay(attempt, hints.retry_ms))
 
     async def create_push_config(
         self,
@@ -562,97 +557,5 @@ class A2AClient:
             tenant=self.tenant, message=message, configuration=configuration, metadata=metadata
         )
 
-    def _body(
-        self, method: Method[msgspec.Struct, msgspec.Struct], params: msgspec.Struct
-    ) -> tuple[int, bytes]:
-        id_ = next(self._ids)
-        head = b'{"jsonrpc":"2.0","id":%d,"method":"%s","params":' % (id_, method.name.encode())
-        return id_, head + _codec.encode(params) + b"}"
-
-    def _request_headers(self, extra: Mapping[str, str | bytes]) -> list[tuple[bytes, bytes]]:
-        """The headers of a request, as bytes (a value may be UTF-8: `Last-Event-ID`)."""
-        merged = {"Content-Type": "application/json", **self._headers, **extra}
-        return [
-            (name.encode(), value if isinstance(value, bytes) else value.encode())
-            for name, value in merged.items()
-        ]
-
-    def _check_status(self, response: httpx.Response, body: bytes) -> None:
-        echoed = response.headers.get("a2a-extensions", "")
-        self.activated_extensions = frozenset(u.strip() for u in echoed.split(",") if u.strip())
-        if response.status_code == 401:
-            challenge = response.headers.get("www-authenticate", "")
-            raise AuthenticationRequired(self.url, challenge, body)
-        if response.status_code != 200:
-            error = error_of(body)  # some servers put a JSON-RPC error behind a 4xx/5xx
-            if error is not None:
-                raise error
-            raise A2AHttpError(
-                f"{self.url} answered HTTP {response.status_code}: {body[:200]!r}",
-                response.status_code,
-                body,
-            )
-
     async def _call(self, method: Method[msgspec.Struct, R], params: msgspec.Struct) -> R:
-        id_, body = self._body(method, params)
-        try:
-            response = await self._http.post(
-                self.url, content=body, headers=self._request_headers({}), params=self._params
-            )
-        except httpx.HTTPError as exc:
-            raise A2ATransportError(f"{method.name} failed: {exc!r}", self.url) from exc
-        self._check_status(response, response.content)
-        return _result(method, response.content, id_)
-
-    async def _stream(
-        self,
-        method: Method[msgspec.Struct, StreamResponse],
-        params: msgspec.Struct,
-        extra: Mapping[str, str | bytes],
-        parser: SSEParser,
-    ) -> AsyncGenerator[StreamEvent, None]:
-        id_, body = self._body(method, params)
-        headers = self._request_headers({"Accept": "text/event-stream", **extra})
-        request = self._http.stream(
-            "POST",
-            self.url,
-            content=body,
-            headers=headers,
-            params=self._params,
-            timeout=self._stream_timeout,
-        )
-        try:
-            async with contextlib.AsyncExitStack() as stack:
-                try:  # the answer's head, within `idle_timeout` too
-                    async with asyncio.timeout(self.idle_timeout):
-                        response = await stack.enter_async_context(request)
-                except TimeoutError:
-                    raise TimeoutError(f"no answer for {self.idle_timeout} s") from None
-                if response.status_code != 200:
-                    self._check_status(response, await response.aread())
-                self._check_status(response, b"")
-                events = read_events(response, idle_timeout=self.idle_timeout, parser=parser)
-                async for sse in events:
-                    result = _result(method, sse.data.encode(), id_)
-                    payload = result.payload
-                    if payload is None:
-                        raise InvalidAgentResponse(f"{method.name} sent an empty event")
-                    yield StreamEvent(payload, sse.id)
-        except httpx.HTTPError as exc:
-            raise A2ATransportError(f"{method.name} failed: {exc!r}", self.url) from exc
-
-
-def _result(method: Method[msgspec.Struct, R], body: bytes, id_: int) -> R:
-    message = decode_message(body)
-    if isinstance(message, ErrorResponse):
-        error = error_of(body)
-        assert error is not None
-        raise error
-    if not isinstance(message, SuccessResponse):
-        raise InvalidAgentResponse(f"{method.name}: not a JSON-RPC response: {body[:200]!r}")
-    if message.id != id_:
-        raise InvalidAgentResponse(f"{method.name}: answer to id {message.id!r}, not {id_}")
-    try:
-        return _codec.decode(method.result, message.result)
-    except _codec.ValidationError as exc:
-        raise InvalidAgentResponse(f"{method.name}: invalid result: {exc}") from None
+        return await self.transport.call(method, params)
