@@ -23,8 +23,13 @@ at a time (an ACP session runs one prompt): a message for a context with a turn
 unfinished is refused with -32004. The agent's file and terminal requests are served by
 a `LocalClient` per session, confined to the context's folder. An agent that exits
 fails its running turns with its exit status and stderr tail and is started again
-after a pause that doubles (to `max_backoff`) while it keeps dying; its sessions are
-gone, so a context's next message opens a new one, and its status says so.
+after a pause that doubles (to `max_backoff`) while it keeps dying. Which session each
+context has is kept in the workspace (`.interlink-sessions.json`): after a restart of
+the agent or of the bridge, a context's next message loads its session again
+(`session/load`, else `session/resume`, where the agent offers them), or opens a new
+one and says so in the task's status. A turn that was running when the bridge died is
+failed by the A2A server at start-up; one that waited for input is failed by its
+follow-up (its ACP turn is gone).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""`interlink bridge a2a` between official SDKs: the ACP agent on the TypeScript SDK
-(`tests/interop/peers/ts_agent.mjs`) and our example agent behind the bridge, called by
+"""`interlink bridge a2a` between official SDKs: the ACP agents on the TypeScript and the
+Python SDKs (`tests/interop/peers/ts_agent.mjs`, `py_agent.py`) and our example agent
+behind the bridge, called by
 the official Python A2A client (`a2a-sdk`, in this process) and by ours: a text turn, a
 permission round trip through input-required, a cancel, a restart of the bridge."""
 
@@ -26,11 +27,12 @@ pytestmark = [pytest.mark.interop, pytest.mark.timeout(120)]
 Json = dict[str, Any]
 
 
-@pytest.fixture(params=["ts", "example"])
+@pytest.fixture(params=["ts", "py", "example"])
 def agent(request: pytest.FixtureRequest) -> list[str]:
+    """The agent's command: on the TypeScript or the Python ACP SDK, or ours."""
     if request.param == "example":
         return EXAMPLE_AGENT
-    peers: SdkPeers = request.getfixturevalue("ts_sdk")
+    peers: SdkPeers = request.getfixturevalue(f"{request.param}_sdk")
     return peers.agent_cmd
 
 
