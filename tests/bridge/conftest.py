@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from interlink.a2a import A2AClient
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_AGENT = [sys.executable, str(ROOT / "examples" / "acp_agent.py")]
 TEST_AGENT = [sys.executable, str(Path(__file__).with_name("agent.py"))]
@@ -27,6 +29,18 @@ class Bridge:
 
     def stderr(self) -> str:
         return self.log.read_text(encoding="utf-8", errors="replace")
+
+
+@contextlib.asynccontextmanager
+async def connected(
+    tmp: Path, agent: Sequence[str], *options: str, store: str = "memory:"
+) -> AsyncIterator[A2AClient]:
+    """`bridge(...)`, and interlink's A2A client connected to it."""
+    async with (
+        bridge(tmp, agent, *options, store=store) as served,
+        await A2AClient.connect(served.url) as client,
+    ):
+        yield client
 
 
 @contextlib.asynccontextmanager

@@ -18,7 +18,7 @@ from interlink.a2a import (
     clear_card_cache,
 )
 from interlink.a2a import types as t
-from tests.bridge.conftest import EXAMPLE_AGENT, TEST_AGENT, bridge
+from tests.bridge.conftest import EXAMPLE_AGENT, TEST_AGENT, bridge, connected
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(90)]
 
@@ -91,10 +91,7 @@ async def test_the_card_comes_from_initialize(tmp_path: Path) -> None:
 
 async def test_a_text_turn_streams_into_one_artifact(tmp_path: Path) -> None:
     prompt = "hello through the bridge, in several chunks of text"
-    async with (
-        bridge(tmp_path, EXAMPLE_AGENT) as served,
-        await A2AClient.connect(served.url) as client,
-    ):
+    async with connected(tmp_path, EXAMPLE_AGENT) as client:
         events = await collect(client.stream_message(prompt))
         chunks = [e.payload for e in events if isinstance(e.payload, t.TaskArtifactUpdateEvent)]
         assert len(chunks) > 2
@@ -118,10 +115,7 @@ async def test_a_text_turn_streams_into_one_artifact(tmp_path: Path) -> None:
 
 
 async def test_stop_reasons_and_updates_map_to_states(tmp_path: Path) -> None:
-    async with (
-        bridge(tmp_path, TEST_AGENT) as served,
-        await A2AClient.connect(served.url) as client,
-    ):
+    async with connected(tmp_path, TEST_AGENT) as client:
         refused = task_of(await client.send_message("refuse"))
         assert refused.status.state == S.TASK_STATE_REJECTED
         capped = task_of(await client.send_message("max"))
@@ -141,29 +135,20 @@ async def test_stop_reasons_and_updates_map_to_states(tmp_path: Path) -> None:
 
 async def test_a_part_the_agent_does_not_take_is_refused_naming_it(tmp_path: Path) -> None:
     png = t.Part(raw=b"\x89PNG\r\n", media_type="image/png", filename="x.png")
-    async with (
-        bridge(tmp_path, TEST_AGENT) as served,
-        await A2AClient.connect(served.url) as client,
-    ):
+    async with connected(tmp_path, TEST_AGENT) as client:
         message = t.Message(
             message_id="m1", role=t.Role.ROLE_USER, parts=[t.Part(text="look"), png]
         )
         with pytest.raises(ContentTypeNotSupported, match=r"part 1 .*image/png"):
             await client.send_message(message)
-    async with (
-        bridge(tmp_path, [*TEST_AGENT, "--image"]) as served,
-        await A2AClient.connect(served.url) as client,
-    ):
+    async with connected(tmp_path, [*TEST_AGENT, "--image"]) as client:
         message = t.Message(message_id="m2", role=t.Role.ROLE_USER, parts=[png])
         task = task_of(await client.send_message(message))
         assert text_of(task) == "an image of image/png"
 
 
 async def test_a_permission_request_is_a_question_the_follow_up_answers(tmp_path: Path) -> None:
-    async with (
-        bridge(tmp_path, EXAMPLE_AGENT) as served,
-        await A2AClient.connect(served.url) as client,
-    ):
+    async with connected(tmp_path, EXAMPLE_AGENT) as client:
         folder = tmp_path / "ws" / "ctx1"
         folder.mkdir(parents=True)
         (folder / "notes.txt").write_text("twelve chars")
@@ -206,10 +191,7 @@ async def test_a_permission_request_is_a_question_the_follow_up_answers(tmp_path
 
 async def test_the_policy_answers_without_asking(tmp_path: Path) -> None:
     for flag, text in (("--allow=read", "read 2 characters"), ("--deny=read", "")):
-        async with (
-            bridge(tmp_path, EXAMPLE_AGENT, flag) as served,
-            await A2AClient.connect(served.url) as client,
-        ):
+        async with connected(tmp_path, EXAMPLE_AGENT, flag) as client:
             folder = tmp_path / "ws" / "c"
             folder.mkdir(parents=True, exist_ok=True)
             (folder / "n").write_text("ab")
@@ -219,10 +201,7 @@ async def test_the_policy_answers_without_asking(tmp_path: Path) -> None:
 
 
 async def test_cancel_sends_session_cancel_and_the_turn_ends_canceled(tmp_path: Path) -> None:
-    async with (
-        bridge(tmp_path, EXAMPLE_AGENT) as served,
-        await A2AClient.connect(served.url) as client,
-    ):
+    async with connected(tmp_path, EXAMPLE_AGENT) as client:
         stream = client.stream_message("slow")
         events = []
         async for event in stream:
@@ -242,10 +221,7 @@ async def test_cancel_sends_session_cancel_and_the_turn_ends_canceled(tmp_path: 
 
 
 async def test_a_cancel_while_asking_answers_the_request_cancelled(tmp_path: Path) -> None:
-    async with (
-        bridge(tmp_path, EXAMPLE_AGENT) as served,
-        await A2AClient.connect(served.url) as client,
-    ):
+    async with connected(tmp_path, EXAMPLE_AGENT) as client:
         asked = task_of(await client.send_message("tool notes.txt"))
         assert asked.status.state == S.TASK_STATE_INPUT_REQUIRED
         canceled = await client.cancel_task(asked.id)
@@ -257,25 +233,16 @@ async def test_a_cancel_while_asking_answers_the_request_cancelled(tmp_path: Pat
 
 
 async def test_terminals_run_in_the_contexts_folder(tmp_path: Path) -> None:
-    async with (
-        bridge(tmp_path, TEST_AGENT) as served,
-        await A2AClient.connect(served.url) as client,
-    ):
+    async with connected(tmp_path, TEST_AGENT) as client:
         task = task_of(await client.send_message("terminal pwd", context_id="box"))
         assert text_of(task).strip() == str((tmp_path / "ws" / "box").resolve())
-    async with (
-        bridge(tmp_path, TEST_AGENT, "--deny", "terminal") as served,
-        await A2AClient.connect(served.url) as client,
-    ):
+    async with connected(tmp_path, TEST_AGENT, "--deny", "terminal") as client:
         task = task_of(await client.send_message("terminal pwd", context_id="box"))
         assert task.status.state == S.TASK_STATE_FAILED  # not offered: -32601 to the agent
 
 
 async def test_an_agent_that_dies_fails_its_turn_and_is_started_again(tmp_path: Path) -> None:
-    async with (
-        bridge(tmp_path, TEST_AGENT) as served,
-        await A2AClient.connect(served.url) as client,
-    ):
+    async with connected(tmp_path, TEST_AGENT) as client:
         task = task_of(await client.send_message("die", context_id="d"))
         assert task.status.state == S.TASK_STATE_FAILED
         assert task.status.message is not None
@@ -293,20 +260,14 @@ async def test_an_agent_that_dies_fails_its_turn_and_is_started_again(tmp_path: 
 async def test_an_agent_that_needs_authentication_fails_the_task_with_its_words(
     tmp_path: Path,
 ) -> None:
-    async with (
-        bridge(tmp_path, [*TEST_AGENT, "--needs-auth"]) as served,
-        await A2AClient.connect(served.url) as client,
-    ):
+    async with connected(tmp_path, [*TEST_AGENT, "--needs-auth"]) as client:
         task = task_of(await client.send_message("hi"))
         assert task.status.state == S.TASK_STATE_FAILED
         assert task.status.message is not None
         assert task.status.message.parts[0].text == (
             "the agent answered -32000: Authentication required: run `test-agent login` first"
         )
-    async with (
-        bridge(tmp_path, [*TEST_AGENT, "--needs-auth"], "--auth", "key") as served,
-        await A2AClient.connect(served.url) as client,
-    ):
+    async with connected(tmp_path, [*TEST_AGENT, "--needs-auth"], "--auth", "key") as client:
         assert task_of(await client.send_message("hi")).status.state == S.TASK_STATE_COMPLETED
 
 
@@ -325,10 +286,7 @@ async def test_a_turn_running_when_the_bridge_died_is_failed_after_restart(tmp_p
                 break
         os.kill(served.proc.pid, signal.SIGKILL)
         await served.proc.wait()
-    async with (
-        bridge(tmp_path, EXAMPLE_AGENT, store=store) as served,
-        await A2AClient.connect(served.url) as client,
-    ):
+    async with connected(tmp_path, EXAMPLE_AGENT, store=store) as client:
         assert text_of(await client.get_task(done.id)) == "kept"
         failed = await client.get_task(running.id)
         assert failed.status.state == S.TASK_STATE_FAILED
@@ -343,10 +301,7 @@ async def test_a_turn_running_when_the_bridge_died_is_failed_after_restart(tmp_p
 
 
 async def test_a_context_runs_one_turn_at_a_time(tmp_path: Path) -> None:
-    async with (
-        bridge(tmp_path, EXAMPLE_AGENT) as served,
-        await A2AClient.connect(served.url) as client,
-    ):
+    async with connected(tmp_path, EXAMPLE_AGENT) as client:
         asked = task_of(await client.send_message("tool x", context_id="one"))
         with pytest.raises(A2AError, match="has a turn unfinished") as info:
             await client.send_message("meanwhile", context_id="one")

@@ -27,7 +27,7 @@ from interlink.cli._parser import Commands, subcommand
 if TYPE_CHECKING:
     from interlink.a2a import A2AApp, TaskStore
 
-__all__ = ["add_parser", "run", "use_store"]
+__all__ = ["add_parser", "add_serving_options", "run", "use_store"]
 
 
 def add_parser(commands: Commands) -> None:
@@ -40,19 +40,7 @@ def add_parser(commands: Commands) -> None:
         "interlink.a2a.create_app.",
     )
     serve.add_argument("target", metavar="MODULE:ATTR")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument(
-        "--port", type=int, default=9999, help="9999; 0: a free port (stdout says which)"
-    )
-    serve.add_argument(
-        "--store",
-        default=None,
-        metavar="URL",
-        help="task store: sqlite:///path.db, memory:, postgresql://user@host/db?schema=name "
-        "(replicas share one; an SQLite file serves one process; default: the agent's "
-        "own file, a2a/NAME.db in $INTERLINK_DATA_DIR, $XDG_DATA_HOME/interlink or "
-        "~/.local/share/interlink, NAME from its card's name)",
-    )
+    add_serving_options(serve)
     serve.add_argument(
         "--lease-ttl",
         type=_seconds,
@@ -70,13 +58,37 @@ def add_parser(commands: Commands) -> None:
         "(the tasks stay; default: keep everything)",
     )
     serve.add_argument(
+        "--sign-key",
+        metavar="FILE",
+        help="sign the agent card with this PEM private key: EC P-256 (ES256), RSA "
+        "(RS256) or Ed25519 (EdDSA) (§8.4; needs interlink[sign])",
+    )
+
+
+def add_serving_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a command that serves an agent over HTTP (`a2a serve`, `bridge
+    a2a`): where it listens, its store, push webhooks, its public URL, the log level."""
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument(
+        "--port", type=int, default=9999, help="9999; 0: a free port (stdout says which)"
+    )
+    parser.add_argument(
+        "--store",
+        default=None,
+        metavar="URL",
+        help="task store: sqlite:///path.db, memory:, postgresql://user@host/db?schema=name "
+        "(replicas share one; an SQLite file serves one process; default: the agent's "
+        "own file, a2a/NAME.db in $INTERLINK_DATA_DIR, $XDG_DATA_HOME/interlink or "
+        "~/.local/share/interlink, NAME from its card's name)",
+    )
+    parser.add_argument(
         "--push-allow",
         default="",
         metavar="HOSTS",
         help="comma-separated hosts that push webhooks may use although not public "
         "(e.g. 127.0.0.1,localhost:8080), for local development and tests",
     )
-    serve.add_argument(
+    parser.add_argument(
         "--public-url",
         type=_public_url,
         default=None,
@@ -85,13 +97,7 @@ def add_parser(commands: Commands) -> None:
         "JSON-RPC interface when the card lists none (default: the address each request "
         "came to: its scheme, Host and mount path)",
     )
-    serve.add_argument(
-        "--sign-key",
-        metavar="FILE",
-        help="sign the agent card with this PEM private key: EC P-256 (ES256), RSA "
-        "(RS256) or Ed25519 (EdDSA) (§8.4; needs interlink[sign])",
-    )
-    serve.add_argument("--log-level", default="info")
+    parser.add_argument("--log-level", default="info")
 
 
 def _public_url(text: str) -> str:

@@ -21,9 +21,9 @@ from interlink.cli._a2a_serve import (
     _UNSPECIFIED,
     _authority,
     _listen,
-    _public_url,
     _reason,
     _store_text,
+    add_serving_options,
     use_store,
 )
 from interlink.cli._acp_client import _stderr_forwarder
@@ -48,17 +48,7 @@ def add_parser(commands: Commands) -> None:
         "turn; permission requests the policy does not answer ask the A2A client "
         "(input-required).",
     )
-    bridge.add_argument("--host", default="127.0.0.1")
-    bridge.add_argument(
-        "--port", type=int, default=9999, help="9999; 0: a free port (stdout says which)"
-    )
-    bridge.add_argument(
-        "--store",
-        default=None,
-        metavar="URL",
-        help="task store: sqlite:///path.db, memory:, postgresql://... (default: the "
-        "agent's own file, a2a/NAME.db in the data directory, NAME from its card)",
-    )
+    add_serving_options(bridge)
     bridge.add_argument(
         "--workspace",
         default=None,
@@ -87,20 +77,6 @@ def add_parser(commands: Commands) -> None:
     bridge.add_argument(
         "--auth", metavar="METHOD_ID", help="call authenticate with this method at start-up"
     )
-    bridge.add_argument(
-        "--push-allow",
-        default="",
-        metavar="HOSTS",
-        help="comma-separated hosts that push webhooks may use although not public",
-    )
-    bridge.add_argument(
-        "--public-url",
-        type=_public_url,
-        default=None,
-        metavar="URL",
-        help="the URL clients reach the bridge at (behind a proxy)",
-    )
-    bridge.add_argument("--log-level", default="info")
     bridge.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- AGENT_CMD [ARGS...]")
 
 

@@ -17,9 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
-from interlink.a2a import A2AClient
 from interlink.a2a import types as t
-from tests.bridge.conftest import EXAMPLE_AGENT, bridge
+from tests.bridge.conftest import EXAMPLE_AGENT, bridge, connected
 from tests.interop.conftest import SdkPeers
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(120)]
@@ -169,10 +168,7 @@ async def test_the_python_sdk_client_through_the_bridge(agent: list[str], tmp_pa
 async def test_our_client_through_the_bridge_to_the_ts_agent(
     ts_sdk: SdkPeers, tmp_path: Path
 ) -> None:
-    async with (
-        bridge(tmp_path, ts_sdk.agent_cmd) as served,
-        await A2AClient.connect(served.url) as client,
-    ):
+    async with connected(tmp_path, ts_sdk.agent_cmd) as client:
         assert client.card.name == "ts-sdk-agent"
         task = await client.send_message("hello interop world")
         assert isinstance(task, t.Task)
