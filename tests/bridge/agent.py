@@ -42,7 +42,9 @@ class TestAgent(Agent):
         )
 
     async def authenticate(self, params: s.AuthenticateRequest) -> s.AuthenticateResponse:
-        self.authenticated = params.method_id == "key"
+        if params.method_id != "key":
+            raise RpcError(f"no auth method {params.method_id!r}", code=-32602)
+        self.authenticated = True
         return s.AuthenticateResponse()
 
     async def new_session(self, params: s.NewSessionRequest) -> s.NewSessionResponse:

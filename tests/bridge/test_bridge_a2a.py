@@ -3,8 +3,10 @@ agents, as real subprocesses on loopback, called by interlink's A2A client."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
+import sys
 from pathlib import Path
 
 import msgspec
@@ -18,7 +20,7 @@ from interlink.a2a import (
     clear_card_cache,
 )
 from interlink.a2a import types as t
-from tests.bridge.conftest import EXAMPLE_AGENT, TEST_AGENT, bridge, connected
+from tests.bridge.conftest import EXAMPLE_AGENT, ROOT, TEST_AGENT, bridge, connected
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(90)]
 
@@ -309,3 +311,27 @@ async def test_a_context_runs_one_turn_at_a_time(tmp_path: Path) -> None:
         other = task_of(await client.send_message("elsewhere", context_id="two"))
         assert other.status.state == S.TASK_STATE_COMPLETED
         await client.cancel_task(asked.id)
+
+
+@pytest.mark.parametrize(
+    ("agent", "says"),
+    [
+        (["false"], "the agent did not start: the agent closed its stdout and exited with code 1"),
+        ([*TEST_AGENT, "--needs-auth"], "the agent did not start"),
+    ],
+)
+async def test_an_agent_that_does_not_start_is_said_so(
+    tmp_path: Path, agent: list[str], says: str
+) -> None:
+    auth = ["--auth", "wrong"] if "--needs-auth" in agent else []
+    proc = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "interlink", "bridge", "a2a", "--port", "0", *auth, "--", *agent),
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    async with asyncio.timeout(30):
+        out, err = await proc.communicate()
+    assert proc.returncode == 1
+    assert out == b""
+    assert says in err.decode()

@@ -27,7 +27,7 @@ from interlink.cli._parser import Commands, subcommand
 if TYPE_CHECKING:
     from interlink.a2a import A2AApp, TaskStore
 
-__all__ = ["add_parser", "add_serving_options", "run", "use_store"]
+__all__ = ["add_parser", "add_serving_options", "listen", "run", "served_url", "use_store"]
 
 
 def add_parser(commands: Commands) -> None:
@@ -203,14 +203,11 @@ def run(args: argparse.Namespace) -> int:
     except (AgentLoadError, StoreError, ValueError, CardSignatureError) as exc:
         print(f"interlink a2a serve: {exc}", file=sys.stderr)
         return 2
-    try:
-        listeners = _listen(args.host, args.port)
-    except OSError as exc:
-        where = _authority(args.host, args.port)
-        print(f"interlink a2a serve: cannot listen on {where}: {_reason(exc)}", file=sys.stderr)
+    listeners = listen("interlink a2a serve", args.host, args.port)
+    if listeners is None:
         return 1
     port = listeners[0].getsockname()[1]
-    url = f"http://{_authority(_UNSPECIFIED.get(args.host, args.host), port)}/"
+    url = served_url(args.host, port)
     if args.public_url is not None:
         app.use_card(with_interface(app.server.card, args.public_url))
     what = f"serving {app.server.card.name!r} · tasks: {_store_text(store_url)}"
@@ -225,6 +222,20 @@ def run(args: argparse.Namespace) -> int:
         for listener in listeners:
             listener.close()
     return 0 if server.started else 1
+
+
+def listen(prog: str, host: str, port: int) -> list[socket.socket] | None:
+    """`_listen`, or None once stderr says why it cannot (`prog: cannot listen on ...`)."""
+    try:
+        return _listen(host, port)
+    except OSError as exc:
+        print(f"{prog}: cannot listen on {_authority(host, port)}: {_reason(exc)}", file=sys.stderr)
+        return None
+
+
+def served_url(host: str, port: int) -> str:
+    """The URL the `serving on` line names (loopback for an address on every interface)."""
+    return f"http://{_authority(_UNSPECIFIED.get(host, host), port)}/"
 
 
 def _listen(host: str, port: int) -> list[socket.socket]:

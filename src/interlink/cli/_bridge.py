@@ -18,12 +18,10 @@ import sys
 from typing import TYPE_CHECKING
 
 from interlink.cli._a2a_serve import (
-    _UNSPECIFIED,
-    _authority,
-    _listen,
-    _reason,
     _store_text,
     add_serving_options,
+    listen,
+    served_url,
     use_store,
 )
 from interlink.cli._acp_client import _stderr_forwarder
@@ -86,20 +84,14 @@ def run(args: argparse.Namespace) -> int:
     command = agent_command(args)
     if not command:
         return usage(_PROG, "give the agent's command after --")
-    kinds = {"fs", "terminal"}
+    denied = {"fs", "terminal"} & set(args.deny)  # (not offered to the agent at all)
     try:
-        policy = PermissionPolicy.of(
-            args.allow, [k for k in args.deny if k != "fs"], allow_all=args.allow_all
-        )
+        policy = PermissionPolicy.of(args.allow, set(args.deny) - {"fs"}, args.allow_all)
     except ValueError as exc:
         return usage(_PROG, str(exc))
-    try:
-        listeners = _listen(args.host, args.port)
-    except OSError as exc:
-        where = _authority(args.host, args.port)
-        print(f"{_PROG}: cannot listen on {where}: {_reason(exc)}", file=sys.stderr)
+    listeners = listen(_PROG, args.host, args.port)
+    if listeners is None:
         return 1
-    denied = kinds & set(args.deny)
     try:
         with contextlib.suppress(KeyboardInterrupt):  # (uvicorn raises the SIGINT it handled)
             return asyncio.run(_serve(args, command, policy, denied, listeners))
@@ -154,7 +146,7 @@ async def _serve(
         publish(card)
         bridge.on_card = publish
         port = sockets[0].getsockname()[1]
-        url = f"http://{_authority(_UNSPECIFIED.get(args.host, args.host), port)}/"
+        url = served_url(args.host, port)
         what = (
             f"bridging {card.name!r} ({' '.join(command)}) · tasks: {_store_text(store_url)}"
             f" · workspace: {bridge.workspace}"
