@@ -29,7 +29,10 @@ the agent or of the bridge, a context's next message loads its session again
 (`session/load`, else `session/resume`, where the agent offers them), or opens a new
 one and says so in the task's status. A turn that was running when the bridge died is
 failed by the A2A server at start-up; one that waited for input is failed by its
-follow-up (its ACP turn is gone).
+follow-up (its ACP turn is gone). A context idle for `idle` seconds has its session
+closed (`session/close` where offered) and its terminals killed, so what the bridge
+holds grows with the contexts in use, not with all there ever were (but for the one
+line per context of `.interlink-sessions.json`).
 """
 
 from __future__ import annotations
@@ -257,6 +260,7 @@ class AcpBridge(AgentExecutor):
         min_backoff: float = 0.5,
         max_backoff: float = 30.0,
         queue_bytes: int = 1024 * 1024,
+        idle: float | None = 3600.0,
     ) -> None:
         self.command = list(command)
         self.workspace = Path(workspace).resolve()
@@ -272,6 +276,7 @@ class AcpBridge(AgentExecutor):
         self.min_backoff = min_backoff
         self.max_backoff = max_backoff
         self.queue_bytes = queue_bytes
+        self.idle = idle
         self.on_card: Callable[[t.AgentCard], None] | None = None
         self.info: s.InitializeResponse | None = None
         #: how many times the agent was started, and why it last stopped
@@ -289,6 +294,8 @@ class AcpBridge(AgentExecutor):
         self._by_session: dict[str, _Turn] = {}
         self._busy: dict[str, str] = {}  # context id -> the task of its unfinished turn
         self._known_sessions: dict[str, str] | None = None
+        self._used: dict[str, float] = {}  # context id -> when its session was last used
+        self._sweeper: asyncio.Task[None] | None = None
 
     # -- the agent process -------------------------------------------------------------
 
@@ -297,16 +304,19 @@ class AcpBridge(AgentExecutor):
         first: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._supervisor = asyncio.create_task(self._supervise(first), name="bridge-agent")
         await first
+        if self.idle is not None:
+            self._sweeper = asyncio.create_task(self._sweep(self.idle), name="bridge-idle")
         assert self.info is not None
         return self.info
 
     async def aclose(self) -> None:
         """Stop the agent (and every terminal it opened)."""
         self._closing = True
-        if self._supervisor is not None:
-            self._supervisor.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._supervisor
+        for task in (self._sweeper, self._supervisor):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         await self._forget_sessions()
 
     async def _supervise(self, first: asyncio.Future[None]) -> None:
@@ -360,10 +370,48 @@ class AcpBridge(AgentExecutor):
     async def _forget_sessions(self) -> None:
         """The agent's sessions are gone with its process: so are their terminals."""
         self._sessions.clear()
+        self._used.clear()
         locals_ = list(self._locals.values())
         self._locals.clear()
         for local in locals_:
             await local.aclose()
+
+    async def _sweep(self, idle: float) -> None:
+        while True:
+            await asyncio.sleep(min(max(idle / 4, 0.05), 60.0))
+            try:
+                await self.close_idle()
+            except Exception:  # (the next sweep tries again)
+                logger.exception("closing idle sessions failed")
+
+    async def close_idle(self, now: float | None = None) -> list[str]:
+        """Close the sessions of the contexts idle for `idle` seconds (at `now`, loop
+        time): `session/close` where the agent offers it, their terminals killed. A
+        context's next message loads its session again, or opens a new one. Returns the
+        contexts closed."""
+        if self.idle is None:
+            return []
+        now = asyncio.get_running_loop().time() if now is None else now
+        idle = [
+            context_id
+            for context_id, used in self._used.items()
+            if now - used >= self.idle and context_id not in self._busy
+        ]
+        caps = self.info.agent_capabilities if self.info is not None else None
+        sessions = caps.session_capabilities if isinstance(caps, s.AgentCapabilities) else None
+        closes = isinstance(sessions, s.SessionCapabilities) and isinstance(
+            sessions.close, s.SessionCloseCapabilities
+        )
+        for context_id in idle:
+            del self._used[context_id]
+            session_id = self._sessions.pop(context_id, None)
+            local = self._locals.pop(session_id, None) if session_id is not None else None
+            if local is not None:
+                await local.aclose()
+            if session_id is not None and closes and self._agent is not None:
+                with contextlib.suppress(RpcError, ConnectionClosed):
+                    await self._agent.close_session(session_id)
+        return idle
 
     async def _running(self) -> acp.ClientSideConnection:
         """The agent's connection, once it runs (waiting `start_timeout` at most)."""
@@ -505,6 +553,7 @@ class AcpBridge(AgentExecutor):
 
     def _open(self, context_id: str, session_id: str, folder: Path) -> None:
         self._sessions[context_id] = session_id
+        self._used[context_id] = asyncio.get_running_loop().time()
         self._locals[session_id] = acp.LocalClient(folder)
 
     async def _known(self) -> dict[str, str]:
@@ -576,6 +625,8 @@ class AcpBridge(AgentExecutor):
             del self._by_session[turn.session_id]
         if self._busy.get(turn.context_id) == turn.task_id:
             del self._busy[turn.context_id]
+        if turn.context_id in self._used:
+            self._used[turn.context_id] = asyncio.get_running_loop().time()
         turn.ended.set()
 
     async def cancel(self, context: RequestContext, events: EventSink) -> None:
@@ -654,7 +705,7 @@ def _write_json(path: Path, data: dict[str, str]) -> None:
 
 def _describe(exc: BaseException) -> str:
     """What a client reads of why a turn could not run."""
-    if isinstance(exc, RpcError) and not isinstance(exc, ConnectionClosed):
+    if isinstance(exc, RpcError):
         return f"the agent answered {exc.code}: {exc.message}"
     return str(exc) or type(exc).__name__
 

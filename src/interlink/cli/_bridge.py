@@ -18,6 +18,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from interlink.cli._a2a_serve import (
+    _seconds,
     _store_text,
     add_serving_options,
     listen,
@@ -73,6 +74,14 @@ def add_parser(commands: Commands) -> None:
         "--allow-all", action="store_true", help="allow every permission request (not denied)"
     )
     bridge.add_argument(
+        "--idle",
+        type=_seconds,
+        default=3600.0,
+        metavar="DURATION",
+        help="close the session of a context idle this long, e.g. 30m (default 1h; its next "
+        "message loads it again where the agent can)",
+    )
+    bridge.add_argument(
         "--auth", metavar="METHOD_ID", help="call authenticate with this method at start-up"
     )
     bridge.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- AGENT_CMD [ARGS...]")
@@ -120,6 +129,7 @@ async def _serve(
         fs="fs" not in denied,
         terminal="terminal" not in denied,
         forward_stderr=_stderr_forwarder(),
+        idle=args.idle,
     )
     try:
         await bridge.start()
