@@ -22,7 +22,14 @@ from interlink.a2a import ContentTypeNotSupported
 from interlink.a2a import types as t
 from interlink.acp import schema as s
 
-__all__ = ["acp_json", "content_part", "input_modes", "prompt_blocks"]
+__all__ = [
+    "acp_json",
+    "content_part",
+    "input_modes",
+    "part_block",
+    "prompt_blocks",
+    "prompt_capabilities",
+]
 
 _UNSET = msgspec.UNSET
 _JSON = "application/json"
@@ -55,38 +62,32 @@ def prompt_blocks(
 
 
 def _block(index: int, part: t.Part, caps: s.PromptCapabilities) -> s.ContentBlock:
+    if not isinstance(part.raw, bytes):
+        if part.text is _UNSET and part.url is _UNSET and part.data is _UNSET:
+            raise ContentTypeNotSupported(f"part {index} is empty", part=str(index))
+        return part_block(part, index)
+    block = part_block(part, index)
+    refused = (isinstance(block, s.ImageContent) and not caps.image) or (
+        isinstance(block, s.AudioContent) and not caps.audio
+    )
+    if refused:  # (bytes all the same: as a resource, where the agent takes those)
+        block = _blob(part, index)
+    if not isinstance(block, s.EmbeddedResource) or caps.embedded_context:
+        return block
     media = part.media_type
-    if isinstance(part.text, str):
-        return s.TextContent(text=part.text)
-    if part.data is not _UNSET:
-        return s.TextContent(text=msgspec.json.encode(part.data).decode())
-    if isinstance(part.url, str):
-        name = part.filename or part.url.rstrip("/").rsplit("/", 1)[-1] or part.url
-        return s.ResourceLink(uri=part.url, name=name, mime_type=media or _UNSET)
-    if isinstance(part.raw, bytes):
-        data = base64.b64encode(part.raw).decode("ascii")
-        if media.startswith("image/") and caps.image:
-            return s.ImageContent(data=data, mime_type=media)
-        if media.startswith("audio/") and caps.audio:
-            return s.AudioContent(data=data, mime_type=media)
-        if caps.embedded_context:
-            uri = part.filename or f"attachment:part-{index}"
-            blob = s.BlobResourceContents(blob=data, uri=uri, mime_type=media or _UNSET)
-            return s.EmbeddedResource(resource=blob)
-        kind = media or "no media type"
-        needs = (
-            "promptCapabilities.image"
-            if media.startswith("image/")
-            else "promptCapabilities.audio"
-            if media.startswith("audio/")
-            else "promptCapabilities.embeddedContext"
-        )
-        raise ContentTypeNotSupported(
-            f"part {index} (file bytes, {kind}): the agent does not take it ({needs} is off)",
-            part=str(index),
-            mediaType=media,
-        )
-    raise ContentTypeNotSupported(f"part {index} is empty", part=str(index))
+    needs = (
+        "promptCapabilities.image"
+        if media.startswith("image/")
+        else "promptCapabilities.audio"
+        if media.startswith("audio/")
+        else "promptCapabilities.embeddedContext"
+    )
+    raise ContentTypeNotSupported(
+        f"part {index} (file bytes, {media or 'no media type'}): the agent does not take it "
+        f"({needs} is off)",
+        part=str(index),
+        mediaType=media,
+    )
 
 
 def content_part(block: object) -> t.Part:
@@ -120,3 +121,46 @@ def _decoded(data: str) -> bytes | None:
         return base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
         return None  # (shown as the ACP object instead)
+
+
+def prompt_capabilities(modes: Sequence[str]) -> s.PromptCapabilities:
+    """What an A2A agent taking these input modes takes in a prompt: images and audio by
+    their media types (`*/*` takes all); embedded resources always (their text or bytes
+    go as a part of the message)."""
+    every = "*/*" in modes
+    return s.PromptCapabilities(
+        image=every or any(mode.startswith("image/") for mode in modes),
+        audio=every or any(mode.startswith("audio/") for mode in modes),
+        embedded_context=True,
+    )
+
+
+def part_block(part: t.Part, index: int = 0) -> s.ContentBlock:
+    """An A2A part (of an agent's answer) as an ACP content block: text as text, data as a
+    text block of its JSON, a URL as a resource link, bytes as an image, audio or blob
+    resource by media type."""
+    media = part.media_type
+    if isinstance(part.text, str):
+        return s.TextContent(text=part.text)
+    if isinstance(part.url, str):
+        name = part.filename or part.url.rstrip("/").rsplit("/", 1)[-1] or part.url
+        return s.ResourceLink(uri=part.url, name=name, mime_type=media or _UNSET)
+    if isinstance(part.raw, bytes):
+        data = base64.b64encode(part.raw).decode("ascii")
+        if media.startswith("image/"):
+            return s.ImageContent(data=data, mime_type=media)
+        if media.startswith("audio/"):
+            return s.AudioContent(data=data, mime_type=media)
+        return _blob(part, index)
+    return s.TextContent(
+        text=msgspec.json.encode(None if part.data is _UNSET else part.data).decode()
+    )
+
+
+def _blob(part: t.Part, index: int) -> s.EmbeddedResource:
+    """A part's bytes as an embedded blob resource (named by its filename, else its index)."""
+    assert isinstance(part.raw, bytes)
+    uri = part.filename or f"attachment:part-{index}"
+    data = base64.b64encode(part.raw).decode("ascii")
+    media = part.media_type or _UNSET
+    return s.EmbeddedResource(resource=s.BlobResourceContents(blob=data, uri=uri, mime_type=media))

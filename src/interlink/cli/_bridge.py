@@ -1,4 +1,5 @@
-"""`interlink bridge a2a [options] -- AGENT_CMD…`: an ACP agent served as an A2A agent.
+"""`interlink bridge a2a [options] -- AGENT_CMD…`: an ACP agent served as an A2A agent;
+`interlink bridge acp [options] URL`: an A2A agent served as an ACP agent on stdio.
 
 The agent is started and initialized first (a failure to start is said on stderr, exit
 status 1), its card made from its `initialize` answer, then the A2A app serves it as
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from interlink.a2a import types as t
     from interlink.bridge import PermissionPolicy
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_acp_parser", "add_parser", "run", "run_acp"]
 
 _PROG = "interlink bridge a2a"
 
@@ -168,3 +169,47 @@ async def _serve(
         return 0 if server.started else 1
     finally:
         await asyncio.shield(bridge.aclose())
+
+
+def add_acp_parser(commands: Commands) -> None:
+    bridge = subcommand(
+        commands,
+        "acp",
+        "serve an A2A agent as an ACP agent on stdio (what an editor launches)",
+        "Serve the A2A agent at URL as an ACP agent on stdin/stdout: each ACP session is an "
+        "A2A context, each prompt a message to it (streamed), artifacts the agent's message "
+        "chunks, its questions the end of a turn (the next prompt answers) or, when it asks "
+        "permission as `bridge a2a` does, a permission request to the editor.",
+    )
+    bridge.add_argument("url", metavar="URL", help="the A2A agent's base URL (where its card is)")
+    bridge.add_argument("--bearer", metavar="TOKEN", help="send Authorization: Bearer TOKEN")
+    bridge.add_argument("--api-key", metavar="KEY", help="send the API key the card's scheme names")
+    repeatable(bridge, "--header", "'NAME: VALUE'", "send this HTTP header with every request")
+    bridge.add_argument(
+        "--timeout", type=float, default=60.0, metavar="SECONDS", help="HTTP timeout (60)"
+    )
+
+
+def run_acp(args: argparse.Namespace) -> int:
+    from interlink.acp import serve_agent
+    from interlink.bridge import A2AAgentBridge
+
+    headers = {}
+    for header in args.header:
+        name, colon, value = header.partition(":")
+        if not colon or not name.strip():
+            return usage("interlink bridge acp", f"--header {header!r}: give it as 'NAME: VALUE'")
+        headers[name.strip()] = value.strip()
+    agent = A2AAgentBridge(
+        args.url, bearer=args.bearer, api_key=args.api_key, headers=headers, timeout=args.timeout
+    )
+
+    async def serve() -> None:
+        try:
+            await serve_agent(agent)
+        finally:
+            await agent.aclose()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve())
+    return 0
