@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,7 +20,7 @@ import pytest
 
 from interlink.a2a import types as t
 from tests.bridge.conftest import EXAMPLE_AGENT, bridge, connected
-from tests.interop.conftest import SdkPeers
+from tests.interop.conftest import SdkPeers, run_client
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(120)]
 
@@ -197,3 +198,22 @@ async def test_our_client_through_the_bridge_to_the_ts_agent(
             after = await client.send_message("free again", context_id="p")
         assert isinstance(after, t.Task)
         assert after.status.state == t.TaskState.TASK_STATE_COMPLETED
+
+
+@pytest.mark.parametrize("kind", ["py", "ts"])
+async def test_the_official_acp_clients_through_both_bridges(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """The ACP client peers on the official SDKs drive `bridge acp`, which calls `bridge
+    a2a`, which drives our example ACP agent: echo and cancel come through intact."""
+    request.getfixturevalue(f"{kind}_sdk")
+    async with bridge(tmp_path, EXAMPLE_AGENT) as served:
+        command = [sys.executable, "-m", "interlink", "bridge", "acp", served.url]
+        for scenario in ("echo", "cancel"):
+            out = await asyncio.to_thread(run_client, kind, command, scenario, tmp_path)
+            assert out["agentInfo"]["name"] == "interlink-example-agent"
+            if scenario == "echo":
+                assert (out["text"], out["stopReason"]) == ("hello interop world", "end_turn")
+            else:
+                assert out["stopReason"] == "cancelled"
+                assert out["text"].startswith("working")
