@@ -26,14 +26,14 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Final, Self, TypeVar
 
 import httpx
 import msgspec
 
-from interlink.a2a._card import PROTOCOL_VERSION, ResolvedCard, resolve_card, select_interface
+from interlink.a2a._card import ResolvedCard, fetch_card
 from interlink.a2a._card_sign import CardSignatureError, TrustedKeys, verify_card
 from interlink.a2a._errors import (
     A2AHttpError,
@@ -83,7 +83,15 @@ from interlink.a2a._types import (
     TaskState,
     TaskStatusUpdateEvent,
 )
-from interlink.a2a.client._jsonrpc import JsonRpcTransport
+from interlink.a2a.client._negotiate import (
+    Negotiation,
+    NoInterfaceAnswered,
+    NoUsableInterface,
+    Outcome,
+    Step,
+    plan,
+    probe,
+)
 from interlink.a2a.client._transport import (
     StreamEvent,
     StreamHints,
@@ -98,6 +106,9 @@ __all__ = [
     "A2AInvalidParams",
     "A2ATransportError",
     "AuthenticationRequired",
+    "Negotiation",
+    "NoInterfaceAnswered",
+    "NoUsableInterface",
     "Reconnect",
     "StreamEvent",
     "StreamInterrupted",
@@ -153,8 +164,15 @@ def _state_of(payload: StreamPayload) -> TaskState | None:
 
 
 class A2AClient:
-    """An async client for one agent's JSON-RPC interface. Close it (`aclose()` or
-    `async with`); an httpx client passed in is left open."""
+    """An async client for one interface of an agent, whatever its binding. Close it
+    (`aclose()` or `async with`); an httpx client passed in is left open.
+
+    `A2AClient(card)` picks the interface without asking the agent (the first of the
+    `plan`); `connect(url)` and `from_card(card)` also try it and fall back to the next
+    when it does not answer (see `interlink.a2a.client._negotiate`). `binding=` (a
+    binding, or several in the order preferred: `"jsonrpc"`, `"rest"`, `"grpc"`) and
+    `version=` ("1.0", "0.3") restrict the choice; a `ResolvedCard` pins its interface.
+    """
 
     def __init__(
         self,
@@ -170,14 +188,20 @@ class A2AClient:
         idle_timeout: float | None = 60.0,
         reconnect: Reconnect = Reconnect(),
         trusted_keys: TrustedKeys | None = None,
+        binding: str | Sequence[str] | None = None,
+        version: str | None = None,
+        card_url: str = "",
     ) -> None:
-        self.resolved = card if isinstance(card, ResolvedCard) else select_interface(card)
-        self.card = self.resolved.card
+        if isinstance(card, ResolvedCard):
+            agent_card, card_url = card.card, card.card_url
+            pinned = msgspec.structs.replace(card.interface, url=card.url)  # (as resolved)
+            offered = msgspec.structs.replace(agent_card, supported_interfaces=[pinned])
+        else:
+            agent_card = offered = card
+        self.card = agent_card
         #: the keys the cards must be signed with (§8.4), and the signature that verified
         self.trusted_keys = trusted_keys
-        self.card_signature = self._verified(self.card)
-        self.url = self.resolved.url
-        self.tenant = self.resolved.tenant
+        self.card_signature = self._verified(self.card, card_url)
         self.idle_timeout = idle_timeout
         self.reconnect = reconnect
         self._params: dict[str, str] = {}
@@ -186,9 +210,11 @@ class A2AClient:
             self._headers["Authorization"] = f"Bearer {bearer}"
         if api_key is not None:
             self._use_api_key(api_key)  # (it may refuse: before anything is opened)
-        config = TransportConfig(
-            url=self.url,
-            version=PROTOCOL_VERSION,
+        negotiation, self._steps = plan(offered, card_url, binding=binding, version=version)
+        if not self._steps:
+            raise NoUsableInterface(agent_card, negotiation)
+        self._base = TransportConfig(
+            url="",
             extensions=tuple(extensions),
             headers=self._headers,
             query=self._params,
@@ -196,9 +222,54 @@ class A2AClient:
             connect_timeout=connect_timeout,
             idle_timeout=idle_timeout,
         )
-        #: the wire to the picked interface
-        self.transport: Transport = JsonRpcTransport(config, client)
+        self._shared = client
         self._http: httpx.AsyncClient | None = None  # an httpx client `connect` opened
+        first = self._steps[0]
+        why = "the only choice" if len(self._steps) == 1 else "the first choice (not tried)"
+        self._adopt(first, self._open(first), negotiation, why)
+
+    def _open(self, step: Step) -> Transport:
+        return step.factory(replace(self._base, url=step.url, version=step.version), self._shared)
+
+    def _adopt(self, step: Step, transport: Transport, negotiation: Negotiation, why: str) -> None:
+        #: every interface of the card and what became of it
+        self.negotiation = negotiation.with_outcome(step.index, Outcome.PICKED, why)
+        picked = self.negotiation.candidates[step.index]
+        #: the wire to the picked interface
+        self.transport = transport
+        self.interface = picked.interface
+        self.binding = picked.binding
+        self.version = step.version
+        self.url = step.url
+        self.tenant = picked.interface.tenant
+        self.resolved = ResolvedCard(
+            self.card, picked.interface, step.url, self.negotiation.card_url, self.tenant
+        )
+
+    async def _negotiate(self, probe_timeout: float) -> None:
+        """Try the interfaces in order until one answers (only when there is a choice)."""
+        if len(self._steps) == 1:
+            return
+        negotiation = self.negotiation.with_outcome(
+            self._steps[0].index, Outcome.NOT_TRIED, "not tried"
+        )
+        transport: Transport | None = self.transport
+        for step in self._steps:
+            transport = transport or self._open(step)
+            try:
+                tenant = negotiation.candidates[step.index].interface.tenant
+                reason = await probe(transport, tenant, probe_timeout)
+            except BaseException:
+                await transport.aclose()
+                raise
+            if reason is None:
+                self._adopt(step, transport, negotiation, "it answered")
+                return
+            negotiation = negotiation.with_outcome(step.index, Outcome.FAILED, reason)
+            await transport.aclose()
+            transport = None
+        self.negotiation = negotiation
+        raise NoInterfaceAnswered(negotiation, negotiation.card_url or self.url)
 
     @property
     def activated_extensions(self) -> frozenset[str]:
@@ -221,16 +292,20 @@ class A2AClient:
         idle_timeout: float | None = 60.0,
         reconnect: Reconnect = Reconnect(),
         trusted_keys: TrustedKeys | None = None,
+        binding: str | Sequence[str] | None = None,
+        version: str | None = None,
+        probe_timeout: float | None = None,
     ) -> A2AClient:
-        """Resolve the card at `url` (see `resolve_card`) and connect to it. With
-        `trusted_keys`, a card (and extended card) that no trusted key signed is refused:
-        `CardSignatureError`, saying why."""
+        """Fetch the card at `url` (see `fetch_card`) and connect to the interface that
+        answers first (see `from_card`). With `trusted_keys`, a card (and extended card)
+        that no trusted key signed is refused: `CardSignatureError`, saying why."""
         own = client is None
         http = client or httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=connect_timeout))
         try:
-            resolved = await resolve_card(url, client=http, headers=card_headers)
-            self = cls(
-                resolved,
+            card, card_url = await fetch_card(url, client=http, headers=card_headers)
+            self = await cls.from_card(
+                card,
+                card_url=card_url,
                 client=http,
                 extensions=extensions,
                 bearer=bearer,
@@ -241,12 +316,59 @@ class A2AClient:
                 idle_timeout=idle_timeout,
                 reconnect=reconnect,
                 trusted_keys=trusted_keys,
+                binding=binding,
+                version=version,
+                probe_timeout=probe_timeout,
             )
         except BaseException:
             if own:
                 await http.aclose()
             raise
         self._http = http if own else None
+        return self
+
+    @classmethod
+    async def from_card(
+        cls,
+        card: AgentCard,
+        *,
+        card_url: str = "",
+        client: httpx.AsyncClient | None = None,
+        extensions: Sequence[str] = (),
+        bearer: str | None = None,
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 60.0,  # noqa: ASYNC109 - the client's HTTP timeout, as in __init__
+        connect_timeout: float = 10.0,
+        idle_timeout: float | None = 60.0,
+        reconnect: Reconnect = Reconnect(),
+        trusted_keys: TrustedKeys | None = None,
+        binding: str | Sequence[str] | None = None,
+        version: str | None = None,
+        probe_timeout: float | None = None,
+    ) -> A2AClient:
+        """A client for the first interface of `card` that answers, in the order of the
+        `plan`. When there is more than one to choose from, each is tried with one
+        `GetTask` (`probe_timeout`, default `connect_timeout`, for its answer) and the
+        next is tried when it does not answer; `NoInterfaceAnswered` when none does.
+        `client.negotiation` says what became of every interface, and why."""
+        self = cls(
+            card,
+            card_url=card_url,
+            client=client,
+            extensions=extensions,
+            bearer=bearer,
+            api_key=api_key,
+            headers=headers,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            idle_timeout=idle_timeout,
+            reconnect=reconnect,
+            trusted_keys=trusted_keys,
+            binding=binding,
+            version=version,
+        )
+        await self._negotiate(connect_timeout if probe_timeout is None else probe_timeout)
         return self
 
     def _use_api_key(self, key: str) -> None:
@@ -509,17 +631,17 @@ class A2AClient:
     async def get_extended_card(self) -> AgentCard:
         request = GetExtendedAgentCardRequest(tenant=self.tenant)
         card = await self._call(GET_EXTENDED_AGENT_CARD, request)
-        self._verified(card)
+        self._verified(card, self.resolved.card_url or self.url)
         return card
 
-    def _verified(self, card: AgentCard) -> AgentCardSignature | None:
+    def _verified(self, card: AgentCard, card_url: str) -> AgentCardSignature | None:
         """The signature of `card` that a trusted key verifies (None: no keys given)."""
         if self.trusted_keys is None:
             return None
         try:
             return verify_card(card, self.trusted_keys)
         except CardSignatureError as exc:
-            exc.url = self.resolved.card_url or self.url
+            exc.url = card_url
             raise
 
     # -- the wire ------------------------------------------------------------------------
