@@ -89,6 +89,13 @@ class A2AAgentBridge(acp.Agent):
         if self.a2a is not None:
             await self.a2a.aclose()
 
+    async def serve_stdio(self) -> None:
+        """Serve on this process's stdin/stdout until stdin reaches EOF, then close."""
+        try:
+            await acp.serve_agent(self)
+        finally:
+            await self.aclose()
+
     def _client(self) -> A2AClient:
         assert self.a2a is not None  # (the connection runs initialize first)
         return self.a2a

@@ -191,7 +191,6 @@ def add_acp_parser(commands: Commands) -> None:
 
 
 def run_acp(args: argparse.Namespace) -> int:
-    from interlink.acp import serve_agent
     from interlink.bridge import A2AAgentBridge
 
     headers = {}
@@ -203,13 +202,6 @@ def run_acp(args: argparse.Namespace) -> int:
     agent = A2AAgentBridge(
         args.url, bearer=args.bearer, api_key=args.api_key, headers=headers, timeout=args.timeout
     )
-
-    async def serve() -> None:
-        try:
-            await serve_agent(agent)
-        finally:
-            await agent.aclose()
-
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve())
+        asyncio.run(agent.serve_stdio())
     return 0

@@ -20,7 +20,7 @@ import pytest
 
 from interlink.a2a import types as t
 from tests.bridge.conftest import EXAMPLE_AGENT, bridge, connected
-from tests.interop.conftest import SdkPeers, run_client
+from tests.interop.conftest import PeerKind, SdkPeers, run_client
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(120)]
 
@@ -202,7 +202,7 @@ async def test_our_client_through_the_bridge_to_the_ts_agent(
 
 @pytest.mark.parametrize("kind", ["py", "ts"])
 async def test_the_official_acp_clients_through_both_bridges(
-    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+    kind: PeerKind, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """The ACP client peers on the official SDKs drive `bridge acp`, which calls `bridge
     a2a`, which drives our example ACP agent: echo and cancel come through intact."""
