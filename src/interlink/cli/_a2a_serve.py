@@ -249,7 +249,13 @@ def _listen(host: str, port: int) -> list[socket.socket]:
     try:
         for family, ip in addresses:
             bound = listeners[0].getsockname()[1] if listeners else port
-            listeners.append(socket.create_server((ip, bound), family=family, backlog=2048))
+            listener = socket.create_server((ip, bound), family=family, backlog=2048)
+            # Connections accepted here get no TCP_NODELAY from asyncio (it sets it only
+            # on sockets whose proto is TCP, and these have proto 0): set on the listener,
+            # every accepted socket inherits it. Without it a stream's first event waits
+            # behind its response headers for the client's delayed ACK (some 40 ms).
+            listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            listeners.append(listener)
     except OSError:
         for listener in listeners:
             listener.close()
