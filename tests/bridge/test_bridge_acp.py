@@ -14,7 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from interlink.acp import LocalClient, allow_first, reject_first, spawn_agent
+from interlink.acp import (
+    AgentProcess,
+    LocalClient,
+    Transcript,
+    allow_first,
+    reject_first,
+    spawn_agent,
+)
 from interlink.acp import schema as s
 from tests.bridge.conftest import EXAMPLE_AGENT, ROOT, START_TIMEOUT, bridge
 
@@ -66,6 +73,19 @@ class Seen:
             self.event.set()
 
 
+async def cancelled_turn(
+    agent: AgentProcess, session: str, prompt: str, seen: Seen
+) -> tuple[s.PromptResponse, Transcript]:
+    """`prompt`, cancelled once the agent said or thought something."""
+    seen.arm()
+    turn = asyncio.create_task(agent.agent.prompt_transcript(session, prompt))
+    async with asyncio.timeout(20):
+        await seen.event.wait()
+    await agent.agent.cancel(session)
+    async with asyncio.timeout(20):
+        return await turn
+
+
 async def test_an_a2a_agent_in_an_editor(tmp_path: Path) -> None:
     seen = Seen()
     async with (
@@ -87,13 +107,7 @@ async def test_an_a2a_agent_in_an_editor(tmp_path: Path) -> None:
         assert transcript.text == "thanks, you said: blue"
         assert transcript.thoughts == "done"  # (the final status's message)
         # working statuses are thoughts; a cancel cancels the task
-        seen.arm()
-        prompt = asyncio.create_task(agent.agent.prompt_transcript(session, "slow 20"))
-        async with asyncio.timeout(20):
-            await seen.event.wait()
-        await agent.agent.cancel(session)
-        async with asyncio.timeout(20):
-            response, transcript = await prompt
+        response, transcript = await cancelled_turn(agent, session, "slow 20", seen)
         assert response.stop_reason == "cancelled"
         assert transcript.thoughts.startswith("working for 20 s")
 
@@ -130,12 +144,6 @@ async def test_the_round_trip_keeps_text_permission_and_cancel(tmp_path: Path) -
         assert answers == ["allow", "reject"]
         assert transcript.tool_calls["call_1"].status == "failed"
         # a cancel goes through to the ACP agent
-        seen.arm()
-        prompt = asyncio.create_task(agent.agent.prompt_transcript(session, "slow"))
-        async with asyncio.timeout(20):
-            await seen.event.wait()
-        await agent.agent.cancel(session)
-        async with asyncio.timeout(20):
-            response, transcript = await prompt
+        response, transcript = await cancelled_turn(agent, session, "slow", seen)
         assert response.stop_reason == "cancelled"
         assert transcript.text.startswith("working")
