@@ -152,7 +152,7 @@ async def _serve(
         public = args.public_url
 
         def publish(card: t.AgentCard) -> None:
-            app.use_card(card if public is None else with_interface(card, public))
+            app.use_card(card if public is None else with_interface(card, public, app.interfaces))
 
         publish(card)
         bridge.on_card = publish
