@@ -33,7 +33,9 @@ from interlink.a2a._card_sign import (
     verify_signature,
 )
 from interlink.a2a._codec import ValidationError, decode, encode
+from interlink.a2a._errors import DOMAIN as ERROR_DOMAIN
 from interlink.a2a._errors import (
+    REASON_CODES,
     A2AError,
     A2AHttpError,
     A2AInvalidParams,
@@ -49,6 +51,7 @@ from interlink.a2a._errors import (
     TaskNotFound,
     UnsupportedOperation,
     VersionNotSupported,
+    status_of,
 )
 from interlink.a2a._lifecycle import ACTIVE as ACTIVE_STATES
 from interlink.a2a._lifecycle import INTERRUPTED as INTERRUPTED_STATES
@@ -87,6 +90,10 @@ from interlink.a2a.stores._sqlite import SqliteTaskStore
 from interlink.a2a.stores._url import default_store_path, open_store
 
 __all__ = [
+    # errors on the wire: the ErrorInfo domain, reason -> code, code -> (gRPC, HTTP) status
+    "ERROR_DOMAIN",
+    "REASON_CODES",
+    "status_of",
     # the task lifecycle's state sets
     "ACTIVE_STATES",
     "INTERRUPTED_STATES",

@@ -20,7 +20,8 @@ from urllib.parse import quote, urlencode
 
 import httpx
 
-from interlink.a2a._errors import DOMAIN, REASON_CODES, status_of
+from interlink.a2a import ERROR_DOMAIN as DOMAIN
+from interlink.a2a import REASON_CODES, status_of
 from interlink.check._a2a_wire import A2A_VERSION, Json, Reply, SseEvent, Stream, Wire
 from interlink.check._cases import Fail
 

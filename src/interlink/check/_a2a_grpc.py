@@ -25,15 +25,14 @@ from google.protobuf import json_format, message_factory
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
-from interlink.a2a._errors import status_of
-from interlink.a2a._grpc import _status as status
-from interlink.a2a._grpc import a2a_pb2
+from interlink.a2a import status_of
+from interlink.a2a.grpc import POOL, STATUS_KEY, decode_status
 from interlink.check._a2a_bindings import GRPC, Events, a2a_code, grpc_target, http_form, one_kind
 from interlink.check._a2a_wire import A2A_VERSION, Json, Refused, Reply, Wire
 
 __all__ = ["Grpc", "GrpcReply"]
 
-SERVICE = a2a_pb2.POOL.FindServiceByName("lf.a2a.v1.A2AService")
+SERVICE = POOL.FindServiceByName("lf.a2a.v1.A2AService")
 
 
 def _metadata(version: str | None, headers: Mapping[str, str] | None) -> list[tuple[str, str]]:
@@ -43,7 +42,7 @@ def _metadata(version: str | None, headers: Mapping[str, str] | None) -> list[tu
 
 
 def _to_json(message: Message) -> Json:
-    body: Json = json_format.MessageToDict(message, descriptor_pool=a2a_pb2.POOL)
+    body: Json = json_format.MessageToDict(message, descriptor_pool=POOL)
     for f in message.DESCRIPTOR.fields:
         scalar = f.type not in (FieldDescriptor.TYPE_MESSAGE, FieldDescriptor.TYPE_GROUP)
         if scalar and not f.has_presence and not f.is_repeated and f.json_name not in body:
@@ -80,8 +79,8 @@ def _failure(exc: grpc.aio.AioRpcError) -> GrpcReply:
     name = exc.code().name
     details: list[Json] = []
     for key, value in exc.trailing_metadata() or ():
-        if key == status.KEY and isinstance(value, bytes):
-            decoded = status.decode(value)
+        if key == STATUS_KEY and isinstance(value, bytes):
+            decoded = decode_status(value)
             details = [d for d in decoded[2] if isinstance(d, dict)] if decoded else []
     code = a2a_code(details, name, lambda c: status_of(c)[0], f"gRPC {name}")
     failure: Json = {"code": code, "message": exc.details(), "data": details}
@@ -139,7 +138,7 @@ class Grpc:
     def _request(self, method: str, params: Json) -> tuple[Message, type[Message], str]:
         rpc = SERVICE.methods_by_name[method]
         request = message_factory.GetMessageClass(rpc.input_type)()
-        json_format.ParseDict(params, request, descriptor_pool=a2a_pb2.POOL)
+        json_format.ParseDict(params, request, descriptor_pool=POOL)
         answer = message_factory.GetMessageClass(rpc.output_type)
         return request, answer, f"/{SERVICE.full_name}/{method}"
 
