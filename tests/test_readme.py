@@ -116,7 +116,7 @@ def test_a2a_agent_served_and_called_by_the_client_snippet(modules: Path) -> Non
     url = f"http://127.0.0.1:{port}/"
     serve = ["-m", "interlink", "a2a", "serve", "my_a2a_agent.py:app", "--port", str(port)]
     with served([*serve, "--store", "memory:", "--log-level", "warning"], url, modules):
-        out = run(program("A2AClient.connect").replace("127.0.0.1:9999", f"127.0.0.1:{port}"))
+        out = run(program("agent.list_tasks(").replace("127.0.0.1:9999", f"127.0.0.1:{port}"))
     lines = out.splitlines()
     assert lines[0] == f"shouter {url}"
     assert lines[1] == "TASK_STATE_COMPLETED HELLO"
@@ -129,6 +129,21 @@ def test_a2a_agent_served_and_called_by_the_client_snippet(modules: Path) -> Non
     assert lines[6] == "2 tasks"
 
 
+def test_one_agent_called_over_each_binding(modules: Path) -> None:
+    port, grpc_port = free_port(), free_port()
+    url = f"http://127.0.0.1:{port}/"
+    serve = ["-m", "interlink", "a2a", "serve", "my_a2a_agent.py:app", "--port", str(port)]
+    serve += ["--grpc-port", str(grpc_port), "--store", "memory:", "--log-level", "warning"]
+    assert "--port 9999 --grpc-port 50051" in README
+    with served(serve, url, modules):
+        out = run(program("for binding in").replace("127.0.0.1:9999", f"127.0.0.1:{port}"))
+    assert out.splitlines() == [
+        "JSONRPC HELLO OVER JSONRPC",
+        "HTTP+JSON HELLO OVER REST",
+        "GRPC HELLO OVER GRPC",
+    ]
+
+
 @pytest.mark.parametrize(
     ("target", "path"), [("my_a2a_agent:app", "/"), ("host_app:app", "/agents/shout/")]
 )
@@ -138,6 +153,6 @@ def test_under_plain_uvicorn_alone_and_mounted(modules: Path, target: str, path:
     url = f"http://127.0.0.1:{port}{path}"
     uvicorn = ["-m", "uvicorn", target, "--port", str(port), "--log-level", "warning"]
     with served(uvicorn, url, modules):
-        client = program("A2AClient.connect").replace("http://127.0.0.1:9999/", url)
+        client = program("agent.list_tasks(").replace("http://127.0.0.1:9999/", url)
         out = run(client, modules)
     assert out.splitlines()[:2] == [f"shouter {url}", "TASK_STATE_COMPLETED HELLO"]
