@@ -143,7 +143,14 @@ def test_card_discovery(run: Run) -> None:
     out = run("card")
     card = out["card"]
     assert card["name"] == CARD_NAME
-    interfaces = [{"url": run.server.url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]
+    interfaces = [
+        {"url": run.server.url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+        {
+            "url": run.server.url.rstrip("/"),
+            "protocolBinding": "HTTP+JSON",
+            "protocolVersion": "1.0",
+        },
+    ]
     if run.server.grpc:
         interfaces.append(
             {"url": run.server.grpc, "protocolBinding": "GRPC", "protocolVersion": "1.0"}

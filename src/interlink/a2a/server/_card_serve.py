@@ -35,7 +35,7 @@ from interlink.a2a import _codec
 from interlink.a2a._card_sign import SigningKey, sign_card
 from interlink.a2a._types import AgentCard, AgentInterface
 
-__all__ = ["CardVariant", "PublishedCard", "interface_url"]
+__all__ = ["CardVariant", "PublishedCard", "as_given", "interface_url"]
 
 VARIANTS: Final = 64
 """Cards made from requests kept at most (one per scheme, host and root path)."""
@@ -45,6 +45,12 @@ _HOST: Final = re.compile(
 )
 _UNSPECIFIED: Final = {"0.0.0.0": "127.0.0.1", "[::]": "[::1]", "[0:0:0:0:0:0:0:0]": "[::1]"}
 _PATH_SAFE: Final = "/-._~!$&'()*+,;=:@"
+
+
+def as_given(binding: str, where: str) -> bool:
+    """Whether an interface's `where` is listed as it is: an absolute URL, or the gRPC
+    binding's target (`host:port`, what gRPC clients dial), which no request makes."""
+    return "://" in where or binding == "GRPC"
 
 
 class BadHost(ValueError):
@@ -132,7 +138,7 @@ class PublishedCard:
             return found
         interfaces = [
             AgentInterface(
-                url=where if "://" in where else interface_url(scope, headers, where),
+                url=where if as_given(binding, where) else interface_url(scope, headers, where),
                 protocol_binding=binding,
                 protocol_version="1.0",
             )

@@ -149,6 +149,14 @@ class A2AApp:
         self.server.card = card
         self._publish(card)
 
+    def use_grpc(self, target: str) -> None:
+        """List the gRPC binding served beside the app (`GrpcServer.for_app`) in the
+        card made from each request, after the app's own bindings, at `target` (the
+        `host:port` gRPC clients dial). A card that lists its own interfaces is served
+        as it is: add it there."""
+        self.interfaces = (*((b, w) for b, w in self.interfaces if b != "GRPC"), ("GRPC", target))
+        self._publish(self.server.card)
+
     def sign_cards(self, key: SigningKey) -> None:
         """Sign the card as served (each variant made from requests too) and the
         extended card with `key` (before the app starts)."""
