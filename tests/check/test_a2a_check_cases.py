@@ -127,6 +127,23 @@ def test_an_interface_elsewhere_is_not_contacted() -> None:
     assert set(server.hosts) == {"127.0.0.1"}
 
 
+def test_a_grpc_target_is_an_interface_url() -> None:
+    """A gRPC interface's URL is the `host:port` gRPC clients dial (what the SDKs' and
+    `interlink a2a serve --grpc-port`'s cards give), not an HTTP URL."""
+    interfaces = [
+        {"url": BASE, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+        {"url": "127.0.0.1:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+    ]
+    options = Options(url=BASE, timeout=2, only=("card.interfaces",))
+    server = Broken(_card(supportedInterfaces=interfaces))
+    (result,) = asyncio.run(run_check(options, httpx.MockTransport(server))).results
+    assert "GRPC 127.0.0.1:50051 (a gRPC target" in result.detail
+    interfaces[1]["protocolBinding"] = "JSONRPC"  # (for HTTP it is no URL)
+    server = Broken(_card(supportedInterfaces=interfaces))
+    (result,) = asyncio.run(run_check(options, httpx.MockTransport(server))).results
+    assert "[1] not an absolute URL: '127.0.0.1:50051'" in result.detail
+
+
 def _signed(card: dict[str, object], jku: str, tamper: bool = False) -> dict[str, object]:
     """`card` signed with a fresh P-256 key (ES256) over its JCS form without defaults
     (its empty capabilities.extensions removed, §8.4.1); the JWKS for `jku`."""
