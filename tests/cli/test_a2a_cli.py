@@ -116,6 +116,23 @@ def test_card_says_what_became_of_each_interface(fallback_url: str) -> None:
     assert "version 1.0, not the 0.3 asked for" in one_error_line(old)
 
 
+def test_every_command_over_http_json(url: str) -> None:
+    card = a2a("card", url, "--binding", "rest", "--a2a-version", "1.0")
+    assert card.returncode == 0, card.stderr
+    assert "    → picked: the only choice\n" in card.stdout
+    sent = a2a("send", url, "echo over rest", "--binding", "rest")
+    assert sent.returncode == 0, sent.stderr
+    task_id, _ = header_ids(sent.stdout)
+    assert sent.stdout.splitlines()[-2:] == ["over rest", "● completed"]
+    listed = a2a("tasks", url, "--binding", "rest", "--json")
+    assert task_id in {task["id"] for task in json_lines(listed.stdout)}
+    shown = a2a("task", url, task_id, "--binding", "rest", "--follow")
+    assert shown.returncode == 0, shown.stderr
+    missing = a2a("cancel", url, "nope", "--binding", "rest")
+    assert missing.returncode == 5
+    assert one_error_line(missing) == "error: Task 'nope' not found (A2A error -32001)"
+
+
 # -- send ----------------------------------------------------------------------------------
 
 

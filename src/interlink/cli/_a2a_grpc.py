@@ -3,19 +3,14 @@
 Imported only with `--grpc-port` (it imports grpcio). The gRPC server shares the app's
 `A2AServer` (`GrpcServer.for_app`): the app's lifespan starts and stops it, the gRPC
 side starts once the app has and stops before it (its streams end first). The card
-lists the interface (`GRPC`, `host:port`, A2A 1.0) after the app's own: in the card
-made from each request (`A2AApp.use_grpc`), or appended to a card that lists its
-interfaces (`--public-url`, whose host is then the one listed).
+lists the interface (`GRPC`, `host:port`, A2A 1.0) after the HTTP ones (`A2AApp.list_grpc`).
 """
 
 from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-import msgspec
-
 from interlink.a2a import A2AApp
-from interlink.a2a import types as t
 from interlink.a2a.grpc import GrpcServer
 
 __all__ = ["GrpcSide"]
@@ -25,11 +20,11 @@ _UNSPECIFIED = {"0.0.0.0": "127.0.0.1", "::": "::1"}
 
 
 class GrpcSide:
-    def __init__(self, app: A2AApp, host: str, port: int, public_url: str | None) -> None:
+    def __init__(self, app: A2AApp, host: str, port: int, listed: str | None) -> None:
         self.app = app
         self.host = host
         self.port = port
-        self.public_host = urlsplit(public_url).hostname if public_url else None
+        self.public_host = urlsplit(listed).hostname if listed else None
         self.server = GrpcServer.for_app(app)
 
     async def start(self) -> str:
@@ -40,12 +35,7 @@ class GrpcSide:
             raise RuntimeError(f"cannot listen on {bind}:{self.port}")
         name = self.public_host or _UNSPECIFIED.get(self.host, self.host)
         where = f"[{name}]:{port}" if ":" in name else f"{name}:{port}"
-        self.app.use_grpc(where)
-        card = self.app.server.card
-        listed = card.supported_interfaces
-        if listed and not any(i.protocol_binding == "GRPC" for i in listed):
-            grpc = t.AgentInterface(url=where, protocol_binding="GRPC", protocol_version="1.0")
-            self.app.use_card(msgspec.structs.replace(card, supported_interfaces=[*listed, grpc]))
+        self.app.list_grpc(where)
         self.server.binding.use_card(self.app.server.card)
         return where
 

@@ -9,7 +9,7 @@ address each request came to, or at `--public-url` (behind a proxy).
 
 With `--grpc-port N`, the same process serves the gRPC binding too (`interlink[grpc]`),
 from the same `A2AServer` (one store, one runtime), and the card lists that interface
-(`GRPC`, `HOST:N`) after the HTTP ones.
+(`GRPC`, `HOST:N`) after the HTTP one.
 
 Once the socket listens and the app has started, `serving on http://HOST:PORT/` is the
 one line on stdout (a script waits for it: a failed start closes stdout without it and
@@ -218,7 +218,7 @@ def run(args: argparse.Namespace) -> int:
                 f"interlink a2a serve: --grpc-port needs interlink[grpc] ({exc})", file=sys.stderr
             )
             return 2
-        grpc_side = GrpcSide(app, args.host, args.grpc_port, args.public_url)
+        grpc_side = GrpcSide(app, args.host, args.grpc_port, listed=args.public_url)
 
     class Server(StreamingServer):  # open streams end when it stops: see _a2a_uvicorn
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:

@@ -23,7 +23,7 @@ from interlink.a2a import types as t
 from interlink.a2a._grpc import _convert, _status
 from interlink.a2a._methods import METHODS
 from interlink.a2a.grpc import GrpcServer
-from tests.a2a.bindings.drivers import VERSION, Failure, Json, reason_of
+from tests.a2a.bindings.drivers import VERSION, Failure, Json, Unauthenticated, reason_of
 
 __all__ = ["Grpc"]
 
@@ -131,7 +131,10 @@ def _answer(method: str, data: bytes) -> Json:
     return answer
 
 
-def _failure(error: grpc.aio.AioRpcError) -> Failure:
+def _failure(error: grpc.aio.AioRpcError) -> Failure | Unauthenticated:
+    if error.code() is grpc.StatusCode.UNAUTHENTICATED:  # (before any A2A error)
+        trailing = dict(error.trailing_metadata() or ())
+        return Unauthenticated(str(trailing.get("www-authenticate", "")))
     details: list[object] = []
     for key, value in error.trailing_metadata() or ():
         if key == _status.KEY and isinstance(value, bytes):

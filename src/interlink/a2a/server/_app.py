@@ -19,7 +19,6 @@ from interlink.a2a import _codec
 from interlink.a2a._card_sign import SigningKey
 from interlink.a2a._types import AgentCard, AgentInterface, SecurityRequirement, StringList
 from interlink.a2a.server._auth import Authenticator
-from interlink.a2a.server._card_serve import as_given
 from interlink.a2a.server._executor import AgentExecutor
 from interlink.a2a.server._handler import A2AServer, Authorize, owner_only
 from interlink.a2a.server._http import DEFAULT_BINDINGS, A2AApp
@@ -48,7 +47,7 @@ def with_interface(
         return card
     listed = [
         AgentInterface(
-            url=where if as_given(binding, where) else url.rstrip("/") + where,
+            url=where if "://" in where else url.rstrip("/") + where,
             protocol_binding=binding,
             protocol_version="1.0",
         )

@@ -35,7 +35,7 @@ from interlink.a2a import _codec
 from interlink.a2a._card_sign import SigningKey, sign_card
 from interlink.a2a._types import AgentCard, AgentInterface
 
-__all__ = ["CardVariant", "PublishedCard", "as_given", "interface_url"]
+__all__ = ["CardVariant", "PublishedCard", "interface_url"]
 
 VARIANTS: Final = 64
 """Cards made from requests kept at most (one per scheme, host and root path)."""
@@ -45,12 +45,6 @@ _HOST: Final = re.compile(
 )
 _UNSPECIFIED: Final = {"0.0.0.0": "127.0.0.1", "[::]": "[::1]", "[0:0:0:0:0:0:0:0]": "[::1]"}
 _PATH_SAFE: Final = "/-._~!$&'()*+,;=:@"
-
-
-def as_given(binding: str, where: str) -> bool:
-    """Whether an interface's `where` is listed as it is: an absolute URL, or the gRPC
-    binding's target (`host:port`, what gRPC clients dial), which no request makes."""
-    return "://" in where or binding == "GRPC"
 
 
 class BadHost(ValueError):
@@ -99,8 +93,9 @@ def _variant(card: AgentCard, signer: SigningKey | None) -> CardVariant:
 class PublishedCard:
     """One card, served per request: as it is, or with the interfaces of the request.
 
-    `interfaces` are (protocol binding, path below the app or absolute URL), in the
-    order of preference; by default the one JSON-RPC interface at `rpc_path`."""
+    `interfaces` are (protocol binding, path below the app or absolute URL; for gRPC
+    always its `host:port`), in the order of preference; by default the one JSON-RPC
+    interface at `rpc_path`."""
 
     def __init__(
         self,
@@ -138,7 +133,9 @@ class PublishedCard:
             return found
         interfaces = [
             AgentInterface(
-                url=where if as_given(binding, where) else interface_url(scope, headers, where),
+                url=where
+                if "://" in where or binding == "GRPC"
+                else interface_url(scope, headers, where),
                 protocol_binding=binding,
                 protocol_version="1.0",
             )
