@@ -4,8 +4,8 @@ A driver calls a method with ProtoJSON params (a dict) and returns its ProtoJSON
 result, or raises `Failure` with the binding-neutral error: the A2A reason of the
 `ErrorInfo`, the gRPC status name (§5.4) and the details. `events` opens a stream and
 yields `(id, StreamResponse)` pairs. The drivers speak raw HTTP (httpx), so they test
-the server, not our client. A driver for another binding (gRPC) implements the same
-three methods and joins `DRIVERS`.
+the server, not our client. The gRPC driver (`grpc_driver.Grpc`) implements the same
+three methods on a grpc.aio channel; it is opened from the app (`BINDINGS`).
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ def _checked(response: httpx.Response) -> None:
         raise Unauthenticated(response.headers.get("www-authenticate", ""))
 
 
-def _reason(details: object) -> str:
+def reason_of(details: object) -> str:
+    """The reason of the first `ErrorInfo` among `details`."""
     for item in details if isinstance(details, list) else []:
         if isinstance(item, dict) and item.get("@type", "").endswith("google.rpc.ErrorInfo"):
             return str(item.get("reason", ""))
@@ -113,7 +114,7 @@ class JsonRpc:
         assert isinstance(error, dict), answer
         details = error.get("data")
         details = details if isinstance(details, list) else []
-        return Failure(_reason(details), status_of(error["code"])[0], details, error["message"])
+        return Failure(reason_of(details), status_of(error["code"])[0], details, error["message"])
 
     async def call(
         self, method: str, params: Mapping[str, object], headers: Mapping[str, str] | None = None
@@ -183,7 +184,7 @@ class Rest:
     def _failure(http: int, body: bytes) -> Failure:
         """The `{"error": google.rpc.Status}` of an answer, checked against §5.4."""
         error = json.loads(body)["error"]
-        reason = _reason(error.get("details"))
+        reason = reason_of(error.get("details"))
         assert error["code"] == http, error
         if http not in (405, 413, 415):  # (statuses more precise than the table's)
             assert (error["status"], http) == status_of(REASON_CODES[reason]), error
@@ -232,4 +233,6 @@ DRIVERS: dict[str, Callable[[httpx.AsyncClient, str], Driver]] = {
     "jsonrpc": JsonRpc,
     "rest": Rest,
 }
-"""Each binding's driver, made from an HTTP client and the app's URL."""
+"""Each HTTP binding's driver, made from an HTTP client and the app's URL."""
+#: every binding the suite runs over: the HTTP ones and gRPC (`grpc_driver`)
+BINDINGS = (*DRIVERS, "grpc")

@@ -135,6 +135,18 @@ async def test_the_card_lists_the_interfaces_in_the_order_chosen(serve: Serve) -
     ]
 
 
+async def test_a_grpc_target_is_listed_as_given(serve: Serve) -> None:
+    """`host:port`, what gRPC clients dial (the SDKs' channel factories take it as is),
+    is no path below the app."""
+    server = await serve(create_app(Scripted(), card(), grpc_url="h:50051"))
+    listed = (await server.client.get(server.url + ".well-known/agent-card.json")).json()
+    assert listed["supportedInterfaces"][-1] == {
+        "url": "h:50051",
+        "protocolBinding": "GRPC",
+        "protocolVersion": "1.0",
+    }
+
+
 async def test_only_json_rpc_when_told(serve: Serve) -> None:
     server = await serve(create_app(Scripted(), card(), bindings=("JSONRPC",)))
     listed = (await server.client.get(server.url + ".well-known/agent-card.json")).json()
