@@ -6,10 +6,10 @@ Each server is a process of its own (`bench.a2a_peers.serve`). The HTTP bindings
 when installed, the asyncio loop); gRPC on a `grpc.aio` server with its defaults. The
 load generator is this process and the same for both implementations: for HTTP a
 hand-written HTTP/1.1 keep-alive client (`--client httpx` for httpx), one connection per
-request in flight, `A2A-Version: 1.0` on every request; for gRPC a raw `grpc.aio`
-channel per request in flight with generic calls on prebuilt bytes (`a2a-version`
-metadata). The agent is the same echo agent on both implementations. Workloads, each on
-both implementations, with tasks in memory and on SQLite:
+request in flight, `A2A-Version: 1.0` on every request; for gRPC one raw `grpc.aio`
+channel, the calls in flight multiplexed on it, generic calls on prebuilt bytes
+(`a2a-version` metadata). The agent is the same echo agent on both implementations.
+Workloads, each on both implementations, with tasks in memory and on SQLite:
 
 - `send`: blocking `SendMessage` (one artifact echoing the text, then completed):
   requests/s and latency p50/p99 at 1, 16 and 64 in flight;
@@ -113,6 +113,11 @@ class Bench:
     results: dict[Key, dict[int, load.Run]] = field(default_factory=dict)
     logs: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    """Servers that did not start or serve."""
+    missing: list[str] = field(default_factory=list)
+    """What was left out, and why."""
+    bindings: list[str] = field(default_factory=list)
+    stores: list[str] = field(default_factory=list)
 
     def best(self, key: Key) -> load.Run | None:
         """The key's fastest round, with the errors of every round."""
@@ -376,19 +381,20 @@ def _report(bench: Bench, bindings: list[str], stores: list[str]) -> None:
 # ---- the run -------------------------------------------------------------------------
 
 
-async def _run(args: argparse.Namespace) -> None:
+async def run(args: argparse.Namespace) -> Bench:
+    """Every measurement of the run `args` describes (see `parse_args`)."""
+    bench = Bench(args)
     bindings = choices(args.binding, ("jsonrpc", "rest", "grpc"), "binding(s)")
     impls = choices(args.only, ("interlink", "sdk", "floor"), "implementation(s)")
     stores = choices(args.stores, ("memory", "sqlite"), "store(s)")
     args.workloads = choices(args.workloads, ("send", "stream", "get"), "workload(s)")
-    missing = []
     if "sdk" in impls and version("a2a-sdk") == "not installed":
         impls.remove("sdk")
-        missing.append(f"a2a-sdk not installed: {_SDK_INSTALL}")
+        bench.missing.append(f"a2a-sdk not installed: {_SDK_INSTALL}")
     if "grpc" in bindings and version("grpcio") == "not installed":
         bindings.remove("grpc")
-        missing.append(f"grpcio not installed (gRPC skipped): {_SDK_INSTALL}")
-    bench = Bench(args)
+        bench.missing.append(f"grpcio not installed (gRPC skipped): {_SDK_INSTALL}")
+    bench.bindings, bench.stores = bindings, stores
     servers = [i for i in impls if i != "floor"]
     with tempfile.TemporaryDirectory(prefix="bench-a2a-") as tmp:
         for round_ in range(args.rounds):  # interleaved: the machine is shared
@@ -399,16 +405,20 @@ async def _run(args: argparse.Namespace) -> None:
             if "floor" in impls:
                 for binding in bindings:
                     await bench.serve(round_, binding, "floor", "memory", Path(tmp))
+    return bench
 
+
+def report(bench: Bench) -> None:
+    args = bench.args
     client = "the hand-written HTTP/1.1" if args.client == "raw" else "the httpx"
     print(
         f"A2A servers, each in its own process: HTTP bindings on uvicorn "
         f"{version('uvicorn')} (http={http_impl()}, asyncio loop, one worker), gRPC on "
         f"grpc.aio {version('grpcio')} (asyncio loop). Load from this process: {client} "
-        f"client for HTTP, one keep-alive connection per request in flight; a raw grpc.aio "
-        f"channel per call in flight for gRPC. {args.duration:g} s per measurement after "
-        f"{args.warmup:g} s of warm-up, best of {args.rounds} round(s) (fresh servers "
-        f"each, interleaved); {args.chunks} artifact chunks per stream.\n"
+        f"client for HTTP, one keep-alive connection per request in flight; for gRPC one raw "
+        f"grpc.aio channel, the calls in flight multiplexed on it. {args.duration:g} s per "
+        f"measurement after {args.warmup:g} s of warm-up, best of {args.rounds} round(s) "
+        f"(fresh servers each, interleaved); {args.chunks} artifact chunks per stream.\n"
     )
     print(
         f"interlink {version('interlink')}, a2a-sdk {version('a2a-sdk')} (SQLite via "
@@ -422,18 +432,18 @@ async def _run(args: argparse.Namespace) -> None:
         "limits the rate). The floor: the same server answering fixed bytes; il / floor is "
         "the share of the floor's rate interlink reaches."
     )
-    _report(bench, bindings, stores)
+    _report(bench, bench.bindings, bench.stores)
     errors = [
         f"{_NAMES[impl]}, {_BINDING_NAMES[binding]}, {store}, {_LABELS[workload]}: "
         f"{run.errors} errors, the first: {run.first_error}"
         for (binding, impl, store, workload) in bench.results
         if (run := bench.best((binding, impl, store, workload))) is not None and run.errors
     ]
-    for line in [*errors, *bench.failures, *bench.logs, *missing]:
+    for line in [*errors, *bench.failures, *bench.logs, *bench.missing]:
         print(f"\n{line}")
 
 
-def main(argv: list[str]) -> None:
+def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m bench a2a",
         description=__doc__,
@@ -451,7 +461,11 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--max-ops", type=int, default=200_000, help="requests per measurement")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
     parser.add_argument("--profile", default="", help="directory for each server's cProfile")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str]) -> None:
+    args = parse_args(argv)
     if args.profile:
         Path(args.profile).mkdir(parents=True, exist_ok=True)
-    asyncio.run(_run(args))
+    report(asyncio.run(run(args)))
