@@ -201,10 +201,10 @@ class Bench:
             return load.stream(binding, self.args.chunks)
         # GetTask needs a task first
         call, check = load.send(binding)(0)
-        answer = await asyncio.wait_for(caller.call(call), self.args.timeout)
         try:
+            answer = await asyncio.wait_for(caller.call(call), self.args.timeout)
             check(answer)
-        except Exception as exc:
+        except Exception as exc:  # (the server is left, the run goes on)
             raise RuntimeError(f"the task for GetTask: {type(exc).__name__}: {exc}") from exc
         task_id = binding.result(answer, 0, "SendMessageResponse")["task"]["id"]
         assert isinstance(task_id, str)
