@@ -29,6 +29,7 @@ __all__ = [
     "NoCompatibleInterface",
     "ResolvedCard",
     "clear_card_cache",
+    "fetch_card",
     "resolve_card",
     "select_interface",
 ]
@@ -161,22 +162,33 @@ def _lifetime(headers: httpx.Headers) -> float | None:
     return max(0.0, int(match[1]) - (int(age) if age.isdigit() else 0))
 
 
+async def fetch_card(
+    url: str,
+    *,
+    client: httpx.AsyncClient | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> tuple[AgentCard, str]:
+    """Fetch (or reuse) the agent card at `url`: the card and its URL."""
+    card_url = card_url_of(url)
+    own = client is None
+    http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0)) if own else client
+    assert http is not None
+    try:
+        return await _fetch(http, card_url, headers or {}), card_url
+    finally:
+        if own:
+            await http.aclose()
+
+
 async def resolve_card(
     url: str,
     *,
     client: httpx.AsyncClient | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> ResolvedCard:
-    """Fetch (or reuse) the agent card at `url` and pick its JSON-RPC 1.0 interface."""
-    card_url = card_url_of(url)
-    own = client is None
-    http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0)) if own else client
-    assert http is not None
-    try:
-        card = await _fetch(http, card_url, headers or {})
-    finally:
-        if own:
-            await http.aclose()
+    """Fetch (or reuse) the agent card at `url` and pick its JSON-RPC 1.0 interface
+    (`A2AClient.connect` picks among all bindings and versions)."""
+    card, card_url = await fetch_card(url, client=client, headers=headers)
     return select_interface(card, card_url)
 
 
