@@ -27,7 +27,7 @@ from interlink.a2a._types import AgentCard
 from interlink.a2a.server._handler import A2AServer, Call, Handler
 from interlink.a2a.server._stream import TaskStream
 
-__all__ = ["SUPPORTED_VERSIONS", "CardExtensions", "build_call", "invoke"]
+__all__ = ["SUPPORTED_VERSIONS", "CardExtensions", "build_call", "dispatch", "invoke"]
 
 SUPPORTED_VERSIONS = ("1.0",)
 _NO_EXTENSIONS: frozenset[str] = frozenset()
@@ -97,15 +97,26 @@ async def invoke(
     call: Call,
 ) -> msgspec.Struct | TaskStream:
     """Carry out `method` with its ProtoJSON `params`: decoded by the table (invalid
-    params raise -32602 with a `BadRequest`), the tenant of the params checked against
-    the call's (a tenant of the URL wins; another is refused; without one, a tenant the
-    server does not answer for is not found), its handler called. The result is the
-    method's result object, or the stream of a streaming method."""
+    params raise -32602 with a `BadRequest`), then as `dispatch` does."""
     try:
         decoded = _codec.decode(method.params, params)
     except _codec.ValidationError as exc:
         raise bad_request((v.field, v.description) for v in exc.violations) from None
-    tenant = getattr(decoded, "tenant", "")
+    return await dispatch(server, method, decoded, call)
+
+
+async def dispatch(
+    server: A2AServer,
+    method: Method[msgspec.Struct, msgspec.Struct],
+    params: msgspec.Struct,
+    call: Call,
+) -> msgspec.Struct | TaskStream:
+    """Carry out `method` with its decoded `params` (a binding that reads them in
+    another form than ProtoJSON, as gRPC does, calls this): the tenant of the params
+    checked against the call's (a tenant of the URL wins; another is refused; without
+    one, a tenant the server does not answer for is not found), its handler called. The
+    result is the method's result object, or the stream of a streaming method."""
+    tenant = getattr(params, "tenant", "")
     if tenant and tenant != call.tenant:
         if call.tenant:
             raise bad_request([("tenant", f"differs from the tenant {call.tenant!r} of the URL")])
@@ -113,4 +124,4 @@ async def invoke(
             raise TaskNotFound(f"unknown tenant {tenant!r}", tenant=tenant)
         call = dataclasses.replace(call, tenant=tenant)
     handler: Handler = getattr(server, method.handler)
-    return await handler(decoded, call)
+    return await handler(params, call)

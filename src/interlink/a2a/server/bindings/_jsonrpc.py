@@ -11,11 +11,12 @@ and never answered (HTTP 204). An oversize body is a -32600 answer. Errors carry
 from __future__ import annotations
 
 import logging
+from urllib.parse import unquote
 
 import msgspec
 
 from interlink.a2a import _codec
-from interlink.a2a._errors import error_info
+from interlink.a2a._errors import details_of
 from interlink.a2a._methods import METHODS
 from interlink.a2a._types import Empty
 from interlink.a2a.server._asgi import Exchange, Framing, Handle
@@ -50,7 +51,7 @@ class JsonRpcBinding:
         self.rpc_path = rpc_path
 
     def route(self, verb: str, path: str) -> Handle | None:
-        return self._handle if path == self.rpc_path and verb == "POST" else None
+        return self._handle if verb == "POST" and unquote(path) == self.rpc_path else None
 
     def refuse(self, error: RpcError) -> tuple[int, bytes]:
         return 200, error_body(error.to_response(None))
@@ -124,36 +125,14 @@ def _framing(id: RequestId | None) -> Framing:
     return Framing((b"data: " + envelope[:-1], envelope[-1:] + b"\n\n"), error, error_event)
 
 
-_REASONS = {
-    -32700: "PARSE_ERROR",
-    -32600: "INVALID_REQUEST",
-    -32601: "METHOD_NOT_FOUND",
-    -32602: "INVALID_PARAMS",
-    -32603: "INTERNAL_ERROR",
-}
-
-
-def reason_of(error: ErrorObject) -> tuple[str, dict[str, str]]:
-    """The ErrorInfo `reason` and metadata of a core error whose data is a plain object
-    (or none): the reason by its code, the data's items as the metadata."""
-    metadata: dict[str, str] = {}
-    if isinstance(error.data, dict):
-        metadata = {
-            str(k): v if isinstance(v, str) else msgspec.json.encode(v).decode()
-            for k, v in error.data.items()
-        }
-    return _REASONS.get(error.code, "ERROR"), metadata
-
-
 def error_body(response: ErrorResponse) -> bytes:
     """A JSON-RPC error as the A2A binding shapes it: `data` is an array of typed
     details whose first is a `google.rpc.ErrorInfo` (the core's errors carry a plain
     object, which becomes the ErrorInfo's metadata)."""
     error = response.error
     if not isinstance(error.data, list):
-        reason, metadata = reason_of(error)
         error = ErrorObject(
-            code=error.code, message=error.message, data=error_info(reason, metadata)
+            code=error.code, message=error.message, data=details_of(error.code, error.data)
         )
         response = ErrorResponse(id=response.id, error=error)
     return encode(response)
