@@ -4,7 +4,8 @@ Server: `create_grpc_server(executor, card, ...)` serves an agent over gRPC alon
 the options of `create_app`; `GrpcServer.for_app(app)` serves gRPC beside an HTTP app,
 sharing its `A2AServer` (one store, one runtime): `interlink a2a serve --grpc-port N`
 does that; `GrpcServer.for_router(router)` serves each tenant of a `TenantRouter` by the
-`tenant` of its requests. Importing this module imports grpcio and protobuf; `interlink.a2a` does not.
+`tenant` of its requests. Importing this module imports grpcio and protobuf;
+`interlink.a2a` does not.
 """
 
 from interlink.a2a.server.bindings._grpc import (

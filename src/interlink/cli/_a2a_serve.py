@@ -218,8 +218,7 @@ def run(args: argparse.Namespace) -> int:
                 f"interlink a2a serve: --grpc-port needs interlink[grpc] ({exc})", file=sys.stderr
             )
             return 2
-        public = args.public_url or url
-        grpc_side = GrpcSide(app, args.host, args.grpc_port, public, listed=args.public_url)
+        grpc_side = GrpcSide(app, args.host, args.grpc_port, listed=args.public_url)
 
     class Server(StreamingServer):  # open streams end when it stops: see _a2a_uvicorn
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:

@@ -17,6 +17,7 @@ from typing import Protocol
 
 import httpx
 
+from interlink.a2a._codec import to_query
 from interlink.a2a._errors import CORE_REASONS, A2AError, status_of
 from interlink.a2a._methods import METHODS
 from interlink.a2a._routes import route_of
@@ -161,10 +162,7 @@ class Rest:
             return self.client.build_request(
                 route.rule.verb, url, content=json.dumps(rest), headers=all_headers
             )
-        query: list[tuple[str, str | int | float | bool | None]] = []
-        for key, value in rest.items():
-            for item in value if isinstance(value, list) else [value]:
-                query.append((key, json.dumps(item) if isinstance(item, bool) else str(item)))
+        query: list[tuple[str, str | int | float | bool | None]] = list(to_query(rest))
         return self.client.build_request(route.rule.verb, url, params=query, headers=all_headers)
 
     @staticmethod

@@ -93,8 +93,9 @@ def _variant(card: AgentCard, signer: SigningKey | None) -> CardVariant:
 class PublishedCard:
     """One card, served per request: as it is, or with the interfaces of the request.
 
-    `interfaces` are (protocol binding, path below the app or absolute URL), in the
-    order of preference; by default the one JSON-RPC interface at `rpc_path`."""
+    `interfaces` are (protocol binding, path below the app or absolute URL; for gRPC
+    always its `host:port`), in the order of preference; by default the one JSON-RPC
+    interface at `rpc_path`."""
 
     def __init__(
         self,
@@ -132,7 +133,9 @@ class PublishedCard:
             return found
         interfaces = [
             AgentInterface(
-                url=where if "://" in where else interface_url(scope, headers, where),
+                url=where
+                if "://" in where or binding == "GRPC"
+                else interface_url(scope, headers, where),
                 protocol_binding=binding,
                 protocol_version="1.0",
             )
