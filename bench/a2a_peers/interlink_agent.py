@@ -10,7 +10,7 @@ from interlink.a2a import create_app as _create_app
 from interlink.a2a import types as t
 
 if TYPE_CHECKING:
-    import grpc.aio
+    from interlink.a2a.grpc import GrpcServer
 
 
 class EchoExecutor(AgentExecutor):
@@ -55,6 +55,8 @@ def create_app(store: str, url: str, binding: str) -> A2AApp:
     return _create_app(EchoExecutor(), _card(url, binding), store=store)
 
 
-def add_to_grpc_server(server: grpc.aio.Server, store: str, url: str) -> None:
-    """The agent's `A2AService` on `server`."""
-    raise SystemExit("interlink serves no gRPC yet")
+def create_grpc_server(store: str, url: str) -> GrpcServer:
+    """The agent's gRPC server (`interlink.a2a.grpc`)."""
+    from interlink.a2a.grpc import create_grpc_server
+
+    return create_grpc_server(EchoExecutor(), _card(url, "grpc"), store=store)

@@ -45,16 +45,31 @@ def build(args: argparse.Namespace, url: str, store: str) -> Any:
     return floor_app.create_app(args.chunks)
 
 
+# what interlink's `GrpcServer` gives grpc.aio, for the SDK and the floor too
+_GRPC_OPTIONS = [
+    ("grpc.max_receive_message_length", 16 * 1024 * 1024),
+    ("grpc.max_send_message_length", 16 * 1024 * 1024),
+    ("grpc.so_reuseport", 0),
+]
+
+
 async def serve_grpc(args: argparse.Namespace, url: str, store: str) -> None:
     """`args.impl`'s gRPC server until SIGTERM."""
     import grpc.aio
 
-    server = grpc.aio.server()
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    address = f"127.0.0.1:{args.port}"
     if args.impl == "interlink":
         from bench.a2a_peers import interlink_agent
 
-        interlink_agent.add_to_grpc_server(server, store, url)
-    elif args.impl == "sdk":
+        ours = interlink_agent.create_grpc_server(store, url)
+        await ours.start(address)
+        await stop.wait()
+        await ours.stop(1.0)
+        return
+    server = grpc.aio.server(options=_GRPC_OPTIONS)
+    if args.impl == "sdk":
         from bench.a2a_peers import sdk_agent
 
         sdk_agent.add_to_grpc_server(server, store, url)
@@ -62,10 +77,8 @@ async def serve_grpc(args: argparse.Namespace, url: str, store: str) -> None:
         from bench.a2a_peers import floor_app
 
         server.add_generic_rpc_handlers([floor_app.grpc_handler(args.chunks)])
-    server.add_insecure_port(f"127.0.0.1:{args.port}")
+    server.add_insecure_port(address)
     await server.start()
-    stop = asyncio.Event()
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     await stop.wait()
     await server.stop(1.0)
 
