@@ -58,6 +58,7 @@ import msgspec
 from bench._process import ServerProcess, cpu_seconds, free_port
 from bench._table import choices, print_table, version
 from bench.a2a_peers.http11 import RawPoster
+from bench.a2a_peers.load import Call
 from bench.replicas_peers import Tick
 from bench.replicas_peers.sse import SseError, SseStream, open_stream
 
@@ -178,7 +179,7 @@ async def _start_task(poster: RawPoster, plan: Tick, patience: float) -> str:
             "configuration": {"returnImmediately": True},
         },
     )
-    status, answer = await asyncio.wait_for(poster.post(body), patience)
+    status, (answer,) = await asyncio.wait_for(poster.call(Call("POST", "/", body)), patience)
     if status != 200:
         raise RuntimeError(f"SendMessage: HTTP {status}: {answer[:300]!r}")
     result = _decode(answer).get("result")
@@ -287,7 +288,7 @@ async def measure_task(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max_seconds
     run = TaskRun()
-    poster = RawPoster(_HOST, a.port, _HEADERS)
+    poster = RawPoster(_HOST, a.port, tuple(_HEADERS.items()))
     stream: SseStream | None = None
     try:
         task_id = await _start_task(poster, plan, patience)

@@ -7,6 +7,8 @@ task completes.
 """
 
 STREAM_PREFIX = "stream "
+PROTOCOL_BINDINGS = {"jsonrpc": "JSONRPC", "rest": "HTTP+JSON", "grpc": "GRPC"}
+"""The bench's bindings, by the names the cards give them."""
 
 
 def stream_chunks(text: str) -> list[str] | None:

@@ -1,6 +1,6 @@
 """The load generator's HTTP clients: a hand-written HTTP/1.1 keep-alive client (one
 connection per worker, one request in flight on it) and `httpx.AsyncClient` behind the
-same interface.
+same interface (`load.Caller`).
 
 The hand-written one exists because on two cores the client competes with the server for
 CPU: httpx spends several times more per request than the bare ASGI floor spends to
@@ -13,33 +13,26 @@ response is parsed where its bytes arrive, which halves the client's CPU per req
 from __future__ import annotations
 
 import asyncio
-from typing import Protocol
 
 import httpx
 
-__all__ = ["Poster", "RawPoster", "HttpxPoster", "open_posters"]
+from bench.a2a_peers.load import Answer, Call, Caller
 
-
-class Poster(Protocol):
-    """One worker's way to POST a JSON body to the server: (status, response body)."""
-
-    async def post(self, body: bytes) -> tuple[int, bytes]: ...
-
-    async def aclose(self) -> None: ...
+__all__ = ["RawPoster", "HttpxPoster", "open_posters"]
 
 
 class RawPoster:
     """A keep-alive HTTP/1.1 connection, opened on first use and after a failure."""
 
-    def __init__(self, host: str, port: int, headers: dict[str, str]) -> None:
+    def __init__(self, host: str, port: int, headers: tuple[tuple[str, str], ...]) -> None:
         self._host = host
         self._port = port
-        lines = [f"POST / HTTP/1.1\r\nHost: {host}:{port}\r\n"]
-        lines += [f"{name}: {value}\r\n" for name, value in headers.items()]
+        lines = [f" HTTP/1.1\r\nHost: {host}:{port}\r\n"]
+        lines += [f"{name}: {value}\r\n" for name, value in headers]
         self._head = "".join(lines).encode()
         self._protocol: _ResponseReader | None = None
 
-    async def post(self, body: bytes) -> tuple[int, bytes]:
+    async def call(self, call: Call) -> Answer:
         if self._protocol is None:
             loop = asyncio.get_running_loop()
             _, self._protocol = await loop.create_connection(
@@ -48,14 +41,15 @@ class RawPoster:
         protocol = self._protocol
         try:
             status, answer, keep = await protocol.exchange(
-                self._head + b"Content-Length: %d\r\n\r\n" % len(body) + body
+                b"%s %s%sContent-Length: %d\r\n\r\n%s"
+                % (call.method.encode(), call.path.encode(), self._head, len(call.body), call.body)
             )
         except BaseException:  # a broken or cancelled exchange leaves the stream unusable
             await self.aclose()
             raise
         if not keep:
             await self.aclose()
-        return status, answer
+        return status, [answer]
 
     async def aclose(self) -> None:
         protocol, self._protocol = self._protocol, None
@@ -160,9 +154,9 @@ class HttpxPoster:
         self._url = url
         self._owner = owner
 
-    async def post(self, body: bytes) -> tuple[int, bytes]:
-        response = await self._client.post(self._url, content=body)
-        return response.status_code, response.content
+    async def call(self, call: Call) -> Answer:
+        response = await self._client.request(call.method, self._url + call.path, content=call.body)
+        return response.status_code, [response.content]
 
     async def aclose(self) -> None:
         if self._owner:
@@ -170,12 +164,12 @@ class HttpxPoster:
 
 
 def open_posters(
-    kind: str, host: str, port: int, headers: dict[str, str], workers: int
-) -> list[Poster]:
-    """`workers` posters of `kind` (`raw` or `httpx`) to http://host:port/."""
+    kind: str, host: str, port: int, headers: tuple[tuple[str, str], ...], workers: int
+) -> list[Caller]:
+    """`workers` callers of `kind` (`raw` or `httpx`) to http://host:port."""
     if kind == "raw":
         return [RawPoster(host, port, headers) for _ in range(workers)]
     limits = httpx.Limits(max_connections=workers, max_keepalive_connections=workers)
-    client = httpx.AsyncClient(headers=headers, limits=limits, timeout=None)
-    url = f"http://{host}:{port}/"
+    client = httpx.AsyncClient(headers=list(headers), limits=limits, timeout=None)
+    url = f"http://{host}:{port}"
     return [HttpxPoster(client, url, owner=i == 0) for i in range(workers)]

@@ -1,21 +1,31 @@
 """The bench's echo agent on the official SDK (`a2a-sdk`), through its public API:
 `DefaultRequestHandler` with `InMemoryTaskStore` or `DatabaseTaskStore` (SQLAlchemy on
-aiosqlite), routes from `create_jsonrpc_routes` and `create_agent_card_routes` in a
-Starlette app, as its documentation composes them."""
+aiosqlite); for the HTTP bindings, routes from `create_jsonrpc_routes` or
+`create_rest_routes` and `create_agent_card_routes` in a Starlette app, for gRPC its
+`GrpcHandler` on a `grpc.aio` server, as its documentation composes them."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from a2a.helpers import new_task_from_user_message, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.routes import (
+    create_agent_card_routes,
+    create_jsonrpc_routes,
+    create_rest_routes,
+)
 from a2a.server.tasks import DatabaseTaskStore, InMemoryTaskStore, TaskStore, TaskUpdater
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 from sqlalchemy.ext.asyncio import create_async_engine
 from starlette.applications import Starlette
 
-from bench.a2a_peers import stream_chunks
+from bench.a2a_peers import PROTOCOL_BINDINGS, stream_chunks
+
+if TYPE_CHECKING:
+    import grpc.aio
 
 
 class EchoExecutor(AgentExecutor):
@@ -47,14 +57,16 @@ class EchoExecutor(AgentExecutor):
         raise NotImplementedError
 
 
-def create_app(store: str, url: str) -> Starlette:
+def _handler(store: str, url: str, binding: str) -> tuple[DefaultRequestHandler, AgentCard]:
     """`store`: `memory:` or `sqlite:///abs/path.db`."""
     card = AgentCard(
         name="bench echo",
         description="Echoes the text as an artifact; `stream N` streams N chunks.",
         version="1.0.0",
         supported_interfaces=[
-            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
+            AgentInterface(
+                url=url, protocol_binding=PROTOCOL_BINDINGS[binding], protocol_version="1.0"
+            )
         ],
         capabilities=AgentCapabilities(streaming=True),
         default_input_modes=["text/plain"],
@@ -67,6 +79,24 @@ def create_app(store: str, url: str) -> Starlette:
     else:
         path = store.removeprefix("sqlite://")
         task_store = DatabaseTaskStore(create_async_engine(f"sqlite+aiosqlite:///{path}"))
-    handler = DefaultRequestHandler(EchoExecutor(), task_store, card)
-    routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url="/")]
+    return DefaultRequestHandler(EchoExecutor(), task_store, card), card
+
+
+def create_app(store: str, url: str, binding: str) -> Starlette:
+    """The agent on `binding` (`jsonrpc` or `rest`); the card route first, as the REST
+    routes end with a catch-all `/{tenant}` mount."""
+    handler, card = _handler(store, url, binding)
+    if binding == "rest":
+        routes = [*create_agent_card_routes(card), *create_rest_routes(handler)]
+    else:
+        routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url="/")]
     return Starlette(routes=routes)
+
+
+def add_to_grpc_server(server: grpc.aio.Server, store: str, url: str) -> None:
+    """The agent's `A2AService` on `server`."""
+    from a2a.server.request_handlers.grpc_handler import GrpcHandler
+    from a2a.types.a2a_pb2_grpc import add_A2AServiceServicer_to_server
+
+    handler, _ = _handler(store, url, "grpc")
+    add_A2AServiceServicer_to_server(GrpcHandler(handler), server)  # type: ignore[no-untyped-call]

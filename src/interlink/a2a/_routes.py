@@ -121,14 +121,32 @@ ROUTES: Final[tuple[Route, ...]] = tuple(
 """Every route of every method, in the order `find` tries them."""
 
 
-def find(verb: str, path: str) -> tuple[Route, dict[str, str]] | None:
-    """The route of `verb path` and the fields its path holds, or `None`."""
+def _search(verb: str, path: str) -> tuple[Route, dict[str, str]] | None:
     for route in ROUTES:
         if route.rule.verb == verb:
             values = route.match(path)
             if values is not None:
                 return route, values
     return None
+
+
+_EXACT: Final[dict[tuple[str, str], Route]] = {
+    (route.rule.verb, path): route
+    for route in ROUTES
+    if not route.fields
+    and (path := route.expand({}))
+    and _search(route.rule.verb, path) == (route, {})
+}
+"""The routes whose path holds no field (`/message:send` ...), by verb and path: what
+the search finds for that very path, found without it (it tries every route in turn)."""
+
+
+def find(verb: str, path: str) -> tuple[Route, dict[str, str]] | None:
+    """The route of `verb path` and the fields its path holds, or `None`."""
+    route = _EXACT.get((verb, path))
+    if route is not None:
+        return route, {}
+    return _search(verb, path)
 
 
 def allowed(path: str) -> list[str]:
