@@ -11,9 +11,14 @@ address (`0.0.0.0`, `[::]`) is never advertised: loopback stands for it.
 
 The `Host` header is the client's to choose: one that is no `host[:port]` is refused
 (HTTP 400), and the cards made from requests are kept for the last `VARIANTS`
-(scheme, host, root path) only, each with its own `ETag`, served with `Vary: Host`.
+(scheme, host, root path, version) only, each with its own `ETag`, served with `Vary: Host`.
 Conditional GETs (`If-None-Match`, `If-Modified-Since`) are answered 304 per variant.
 With a signing key, each variant is signed once, when it is made (§8.4).
+
+A request without `A2A-Version` (a 0.3 client's) or asking for 0.3 gets the card with
+its 0.3 fields beside the 1.0 ones (`server._v03.card_body`); `A2A-Version: 1.x` the 1.0
+card alone. So every card is served in two variants, each with its own `ETag`, and with
+`Vary: A2A-Version`.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import msgspec
 from interlink.a2a import _codec
 from interlink.a2a._card_sign import SigningKey, sign_card
 from interlink.a2a._types import AgentCard, AgentInterface
+from interlink.a2a.server._v03 import card_body, is_v03, requested_version
 
 __all__ = ["CardVariant", "PublishedCard", "interface_url"]
 
@@ -83,8 +89,12 @@ def interface_url(
     return f"{scheme}://{host}{quote(root, safe=_PATH_SAFE)}{rpc_path}"
 
 
-def _variant(card: AgentCard, signer: SigningKey | None) -> CardVariant:
-    body = _codec.encode(card if signer is None else sign_card(card, signer))
+def _variant(card: AgentCard, signer: SigningKey | None, v03: bool) -> CardVariant:
+    """The card as served: signed (the 1.0 card is), and with its 0.3 fields for `v03`."""
+    signed = card if signer is None else sign_card(card, signer)
+    body = _codec.encode(signed)
+    if v03:
+        body = card_body(signed, body)
     return CardVariant(body, b'"' + hashlib.sha256(body).hexdigest()[:32].encode() + b'"')
 
 
@@ -99,8 +109,12 @@ class PublishedCard:
         self.signer = signer
         #: whether the interface comes from each request (the card lists none)
         self.per_request = not card.supported_interfaces
-        self._fixed = None if self.per_request else _variant(card, signer)
-        self._variants: OrderedDict[tuple[str, str, str], CardVariant] = OrderedDict()
+        self._fixed = (
+            None
+            if self.per_request
+            else (_variant(card, signer, False), _variant(card, signer, True))
+        )
+        self._variants: OrderedDict[tuple[str, str, str, bool], CardVariant] = OrderedDict()
         self.modified_at = datetime.now(UTC).replace(microsecond=0)
         self.modified = format_datetime(self.modified_at, usegmt=True).encode()
 
@@ -108,12 +122,14 @@ class PublishedCard:
         self, scope: MutableMapping[str, object], headers: Mapping[str, str]
     ) -> CardVariant:
         """The card for this request (raises `BadHost`)."""
+        v03 = is_v03(requested_version(scope, headers))
         if self._fixed is not None:
-            return self._fixed
+            return self._fixed[v03]
         key = (
             cast(str, scope.get("scheme", "")),
             headers.get("host", ""),
             cast(str, scope.get("root_path", "")),
+            v03,
         )
         found = self._variants.get(key)
         if found is not None:
@@ -122,7 +138,7 @@ class PublishedCard:
         url = interface_url(scope, headers, self.rpc_path)
         interface = AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
         card = msgspec.structs.replace(self.card, supported_interfaces=[interface])
-        found = _variant(card, self.signer)
+        found = _variant(card, self.signer, v03)
         self._variants[key] = found
         while len(self._variants) > VARIANTS:
             self._variants.popitem(last=False)
@@ -160,8 +176,7 @@ class PublishedCard:
             (b"etag", variant.etag),
             (b"last-modified", self.modified),
         ]
-        if self.per_request:
-            common.append((b"vary", b"Host"))
+        common.append((b"vary", b"Host, A2A-Version" if self.per_request else b"A2A-Version"))
         if self.not_modified(variant, headers):
             return 304, common, b""
         return 200, [(b"content-type", b"application/json"), *common], variant.body
