@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -25,7 +26,7 @@ Serve = Callable[[A2AApp], Awaitable[Served]]
 CARD = ".well-known/agent-card.json"
 
 
-def sdk_v03() -> object:
+def sdk_v03() -> Any:
     return pytest.importorskip("a2a.compat.v0_3.types", reason="a2a-sdk 1.x (pip install a2a-sdk)")
 
 
@@ -56,7 +57,7 @@ def test_a_0_3_reader_gets_the_0_3_fields_beside_the_1_0_card(version: str | Non
     assert encode(decode(t.AgentCard, body)) == alone
     assert "url" not in msgspec.json.decode(alone)
     v03 = sdk_v03()
-    parsed = v03.AgentCard.model_validate(served)  # type: ignore[attr-defined]
+    parsed = v03.AgentCard.model_validate(served)
     assert parsed.url == "https://agent.example/"
     assert parsed.capabilities.streaming is True
 
@@ -87,7 +88,7 @@ def test_security_schemes_are_readable_in_both_versions() -> None:
     assert served["security"] == [{"bearer": []}]
     assert decode(t.AgentCard, body).security_schemes == {"bearer": bearer}
     v03 = sdk_v03()
-    parsed = v03.AgentCard.model_validate(served)  # type: ignore[attr-defined]
+    parsed = v03.AgentCard.model_validate(served)
     assert parsed.security_schemes["bearer"].root.scheme == "Bearer"
 
 
@@ -105,3 +106,103 @@ async def test_a_signed_card_verifies_for_1_0_readers_in_both_versions(
         assert answer.headers["vary"] == "Host, A2A-Version"
         verify_card(decode(t.AgentCard, answer.content), public)  # a reader that parses
         verify_card(answer.json(), public)  # one that has the JSON as received
+
+
+# -- JSON-RPC in 0.3 --------------------------------------------------------------------------
+
+
+def v03_message(text: str, **ids: str) -> dict[str, object]:
+    parts = [{"kind": "text", "text": text}]
+    return {"kind": "message", "messageId": f"m-{text}", "role": "user", "parts": parts, **ids}
+
+
+Json = dict[str, Any]
+
+
+async def call_v03(served: Served, method: str, params: object, **headers: str) -> Json:
+    body = {"jsonrpc": "2.0", "id": 7, "method": method, "params": params}
+    answer = (await served.client.post(served.url, json=body, headers=headers)).json()
+    assert isinstance(answer, dict)
+    assert answer["id"] == 7
+    return answer
+
+
+async def sse_v03(served: Served, method: str, params: object) -> list[Json]:
+    """Every `data:` of a 0.3 stream (no `A2A-Version`), as JSON-RPC responses."""
+    body = {"jsonrpc": "2.0", "id": 8, "method": method, "params": params}
+    async with served.client.stream("POST", served.url, json=body) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        lines = [line async for line in response.aiter_lines()]
+    assert not any(line.startswith("event:") for line in lines)  # (0.3 names no events)
+    return [msgspec.json.decode(line[6:]) for line in lines if line.startswith("data: ")]
+
+
+async def test_a_request_without_a_version_is_served_in_0_3(serve: Serve) -> None:
+    served = await serve(create_app(Scripted(), card()))
+    sent = await call_v03(served, "message/send", {"message": v03_message("echo hi")})
+    task = sent["result"]
+    assert isinstance(task, dict)
+    assert task["kind"] == "task"
+    assert task["status"] == {"state": "completed", "timestamp": task["status"]["timestamp"]}
+    v03 = sdk_v03()
+    v03.Task.model_validate(task)
+    got = await call_v03(served, "tasks/get", {"id": task["id"], "historyLength": 0})
+    assert got["result"] == {k: v for k, v in task.items() if k != "history"}
+    # a patch version is not negotiated: 0.3.0 is 0.3 too
+    again = await call_v03(served, "tasks/get", {"id": task["id"]}, **{"A2A-Version": "0.3.0"})
+    assert again["result"] == task
+
+
+async def test_0_3_errors_carry_free_form_data(serve: Serve) -> None:
+    served = await serve(create_app(Scripted(), card()))
+    unknown = await call_v03(served, "tasks/get", {"id": "nope"})
+    assert unknown["error"] == {
+        "code": -32001,
+        "message": "Task 'nope' not found",
+        "data": {
+            "reason": "TASK_NOT_FOUND",
+            "domain": "a2a-protocol.org",
+            "metadata": {"taskId": "nope"},
+        },
+    }
+    bad = await call_v03(served, "tasks/get", {"id": 5})
+    assert bad["error"]["code"] == -32602
+    violation = bad["error"]["data"]["details"][0]["fieldViolations"][0]
+    assert violation == {"field": "id", "description": "Expected `str`, got `int`"}
+    missing = await call_v03(served, "tasks/list", {})
+    assert missing["error"] == {
+        "code": -32601,
+        "message": "Method not found",
+        "data": {"method": "tasks/list"},
+    }
+
+
+async def test_methods_of_the_other_version_are_refused(serve: Serve) -> None:
+    served = await serve(create_app(Scripted(), card()))
+    old_in_new = await call_v03(served, "tasks/get", {"id": "x"}, **{"A2A-Version": "1.0"})
+    assert old_in_new["error"]["code"] == -32601
+    new_in_old = await call_v03(served, "GetTask", {"id": "x"})
+    assert new_in_old["error"]["code"] == -32009
+    assert new_in_old["error"]["data"][0]["reason"] == "VERSION_NOT_SUPPORTED"
+    future = await call_v03(served, "tasks/get", {"id": "x"}, **{"A2A-Version": "0.4"})
+    assert future["error"]["code"] == -32009
+
+
+async def test_a_0_3_stream_ends_final_and_its_errors_are_events(serve: Serve) -> None:
+    served = await serve(create_app(Scripted(), card()))
+    events = await sse_v03(served, "message/stream", {"message": v03_message("ask")})
+    results = [e["result"] for e in events]
+    assert [r["kind"] for r in results] == ["task", "status-update"]
+    assert results[-1]["final"] is True
+    assert results[-1]["status"]["state"] == "input-required"
+    task_id = results[0]["id"]
+    follow = {"message": v03_message("more", taskId=task_id)}
+    events = await sse_v03(served, "message/stream", follow)
+    updates = [e["result"] for e in events if e["result"]["kind"] == "status-update"]
+    assert [u["final"] for u in updates] == [False] * (len(updates) - 1) + [True]
+    # an error before the first event is still an event of an SSE stream (0.3 clients
+    # read nothing else), after which it ends
+    (refused,) = await sse_v03(served, "tasks/resubscribe", {"id": task_id})
+    assert refused["error"]["code"] == -32004
+    (unknown,) = await sse_v03(served, "tasks/resubscribe", {"id": "nope"})
+    assert unknown["error"]["code"] == -32001

@@ -12,7 +12,8 @@ every stream when the server stops. A body declared or found larger than `max_bo
 refused at once (-32600), and the connection closes. `GET /.well-known/agent-card.json`:
 the card, with `Cache-Control`, `ETag` and `Last-Modified` (its interface made from the
 request when it lists none: see `_card_serve`). `A2A-Version` (header or query) and
-`A2A-Extensions` are checked on every call.
+`A2A-Extensions` are checked on every call: a request without a version, or naming 0.3,
+is served in 0.3 (`_v03`), one naming 1.x in 1.0, any other is refused (-32009).
 """
 
 from __future__ import annotations
@@ -51,6 +52,15 @@ from interlink.a2a.server._card_serve import PublishedCard
 from interlink.a2a.server._handler import A2AServer, Call, Handler
 from interlink.a2a.server._push import PushDelivery
 from interlink.a2a.server._stream import TaskStream
+from interlink.a2a.server._v03 import (
+    STREAMING,
+    V03,
+    call_v03,
+    error_body_v03,
+    event_to_v03,
+    is_v03,
+    requested_version,
+)
 from interlink.a2a.stores._base import TaskStore
 from interlink.jsonrpc import (
     ErrorObject,
@@ -71,7 +81,7 @@ __all__ = ["A2AApp", "SUPPORTED_VERSIONS"]
 
 logger = logging.getLogger("interlink.a2a")
 
-SUPPORTED_VERSIONS = ("1.0",)
+SUPPORTED_VERSIONS = (V03, "1.0")
 CARD_PATH = "/.well-known/agent-card.json"
 #: the ASGI scope key under which a tenant router passes the tenant of the URL
 TENANT_SCOPE_KEY = "interlink.tenant"
@@ -282,6 +292,11 @@ class A2AApp:
             return
         headers = _headers(scope)
         extra: list[tuple[bytes, bytes]] = []
+        # a 0.3 request is answered in 0.3, errors too; but one naming a 1.0 method comes
+        # from a 1.0 client that forgot A2A-Version: its -32009 is in 1.0 form
+        v03 = is_v03(requested_version(scope, headers)) and message.method not in METHODS
+        errors = error_body_v03 if v03 else error_body
+        in_sse = v03 and message.method in STREAMING  # (0.3: a stream's errors are in it)
         try:
             call = self._call(scope, headers, principal)
             if call.extensions:
@@ -290,12 +305,13 @@ class A2AApp:
         except Exception as exc:
             if not isinstance(exc, RpcError):
                 logger.exception("A2A method %s failed", message.method)
-            await _plain(send, 200, error_body(error_answer(message.id, exc)), extra)
+            body = errors(error_answer(message.id, exc))
+            await (_sse_error if in_sse else _plain)(send, 200, body, extra)
             return
         if isinstance(result, bytes):
             await _plain(send, 200, answer_body(message.id, result), extra)
         else:
-            await self._stream(message.id, result, receive, send, extra)
+            await self._stream(message.id, result, receive, send, extra, errors, in_sse)
 
     async def _notification(
         self, message: Notification[msgspec.Raw], scope: Scope, principal: str
@@ -312,12 +328,9 @@ class A2AApp:
             await result.aclose()
 
     def _call(self, scope: Scope, headers: dict[str, str], principal: str) -> Call:
-        version = headers.get("a2a-version", "").strip()
-        if not version:
-            query = parse_qs(cast(bytes, scope.get("query_string", b"")).decode("latin-1"))
-            version = (query.get("A2A-Version") or query.get("a2a-version") or [""])[0].strip()
-        version = version or "0.3"
-        if ".".join(version.split(".")[:2]) not in SUPPORTED_VERSIONS:  # (a patch is not)
+        version = requested_version(scope, headers) or V03
+        version = ".".join(version.split(".")[:2])  # (a patch is not negotiated)
+        if version not in SUPPORTED_VERSIONS:
             raise VersionNotSupported(
                 f"A2A version {version!r} is not supported; this server speaks "
                 f"{', '.join(SUPPORTED_VERSIONS)}",
@@ -337,6 +350,7 @@ class A2AApp:
         last = headers.get("last-event-id", "").strip()
         return Call(
             principal=principal,
+            version=version,
             tenant=cast(str, scope.get(TENANT_SCOPE_KEY, "")),
             extensions=extensions,
             headers=headers,
@@ -349,7 +363,14 @@ class A2AApp:
         self, request: Request[msgspec.Raw] | Notification[msgspec.Raw], call: Call
     ) -> bytes | TaskStream:
         """Carry out a request by the generated table: its params decoded, its handler
-        called, its result as ProtoJSON (or the stream of a streaming method)."""
+        called, its result as ProtoJSON (or the stream of a streaming method). A 0.3
+        request goes through `call_v03`, and its stream's events are translated."""
+        if call.version == V03:
+            raw_v03 = None if request.params is msgspec.UNSET else request.params
+            answer = await call_v03(self.server, request.method, raw_v03, call)
+            if isinstance(answer, TaskStream):
+                answer.translate = event_to_v03
+            return answer
         method = METHODS.get(request.method)
         if method is None:
             raise MethodNotFound(data={"method": request.method})
@@ -382,6 +403,8 @@ class A2AApp:
         receive: Receive,
         send: Send,
         extra: list[tuple[bytes, bytes]],
+        errors: Callable[[ErrorResponse], bytes],
+        in_sse: bool = False,
     ) -> None:
         """Serve one stream: events already queued go out together, in writes of at most
         `_PIECE` bytes (a large event in several), each once the server has room for it
@@ -389,7 +412,8 @@ class A2AApp:
         holds one write, never a copy of its queue; an idle stream gets keep-alive
         comments, also before its first event (an agent slow to start is not taken for
         a dead server); a client that goes away ends it, so does the server's stop
-        (`end_streams`)."""
+        (`end_streams`). `errors` shapes an error for the client's version; `in_sse`:
+        every error is an event of the stream, unnamed (0.3), even before the first."""
         # each event's data is the JSON-RPC answer around its payload (shared bytes)
         envelope = answer_body(id, b"")  # (`{...,"result":}`)
         around = (b"data: " + envelope[:-1], envelope[-1:] + b"\n\n")
@@ -400,15 +424,16 @@ class A2AApp:
             try:
                 batch = await stream.batch(self.keepalive, _PIECE)
             except RpcError as exc:  # before anything was sent: a plain JSON answer
-                await _plain(send, 200, error_body(error_answer(id, exc)), extra)
+                body = errors(error_answer(id, exc))
+                await (_sse_error if in_sse else _plain)(send, 200, body, extra)
                 return
             await send({"type": "http.response.start", "status": 200, "headers": [*_SSE, *extra]})
             watcher = asyncio.create_task(_watch_disconnect(receive, stream))
             try:
                 await self._events(batch, stream, around, send)
             except RpcError as exc:  # after the first event: an SSE event with the error
-                error = error_body(error_answer(id, exc))
-                body = b"event: error\ndata: " + error + b"\n\n"
+                error = errors(error_answer(id, exc))
+                body = (b"data: " if in_sse else b"event: error\ndata: ") + error + b"\n\n"
                 with contextlib.suppress(OSError):
                     await send({"type": "http.response.body", "body": body, "more_body": True})
             except OSError:
@@ -581,6 +606,15 @@ def _headers(scope: Scope) -> dict[str, str]:
             name, value = k.decode("latin-1").lower(), v.decode("latin-1")
             headers[name] = f"{headers[name]}, {value}" if name in headers else value
     return headers
+
+
+async def _sse_error(
+    send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    """An error as the one event of an SSE stream (0.3's answer to a streaming call)."""
+    headers = [*_SSE, *(extra or [])]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": b"data: " + body + b"\n\n"})
 
 
 async def _plain(

@@ -5,9 +5,11 @@ naming 0.3. Its 0.3 method and params become the 1.0 method and request
 (`compat.request_from_v03`), the 1.0 handler runs as for any call, and its result goes
 back in 0.3 form (`compat.result_to_v03`); a stream's events are translated one by one
 (`final` true on the status update after which the stream ends), errors by
-`compat.error_to_v03`. A 1.0 method in a 0.3 request is `VersionNotSupported` (the
-caller forgot the header: what 1.0 clients of the official SDKs are told too); a 0.3
-method in a 1.0 request is not found, as 1.0 has no such method.
+`compat.error_to_v03`; the errors of a 0.3 streaming method come as an event of an SSE
+stream, as 0.3 says every answer to one is (its clients read nothing else). A 1.0
+method in a 0.3 request is `VersionNotSupported` (the caller forgot the header: what
+1.0 clients of the official SDKs are told too); a 0.3 method in a 1.0 request is not
+found, as 1.0 has no such method.
 
 The agent card is read by 0.3 clients too: without a version (what 0.3 clients send), or
 asking for 0.3, the card carries the 0.3 fields (`url`, `preferredTransport`,
@@ -31,11 +33,13 @@ from interlink.a2a._errors import VersionNotSupported, bad_request
 from interlink.a2a._methods import METHODS
 from interlink.a2a._types import AgentCard, StreamResponse
 from interlink.a2a.compat import _v03 as compat
+from interlink.a2a.compat import _v03_types as v
 from interlink.a2a.server._handler import A2AServer, Call, Handler
 from interlink.a2a.server._stream import TaskStream
 from interlink.jsonrpc import ErrorObject, ErrorResponse, MethodNotFound, encode
 
 __all__ = [
+    "STREAMING",
     "V03",
     "call_v03",
     "card_body",
@@ -46,6 +50,8 @@ __all__ = [
 ]
 
 V03: Final = "0.3"
+#: the 0.3 methods whose every answer is an SSE stream, errors too
+STREAMING: Final = frozenset(name for name, method in v.METHODS.items() if method.streaming)
 _AT: Final = re.compile(r"^(?P<text>.*?)(?: - at `\$\.?(?P<field>[^`]*)`)?$", re.DOTALL)
 
 

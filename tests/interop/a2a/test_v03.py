@@ -1,0 +1,193 @@
+"""A2A 0.3 interop, both directions, with the official Python SDK's last 0.3 release
+(``a2a-sdk==0.3.26``, installed at test time beside the venv: ``a2a_v03_sdk``).
+
+- Its client (``peers/py_v03_client.py``, every scenario in one run) against ``interlink
+  a2a serve examples/a2a_agent.py:app``: no ``A2A-Version``, 0.3 method names and shapes,
+  answered through the 0.3 edge of the server.
+
+Objects are the SDK's 0.3 models dumped as JSON (``kind``, lower-case states; ``None``
+fields absent); errors are ``{"code", "message", "data"}`` as the SDK surfaced them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.interop.a2a.conftest import PEERS, ROOT, A2AServer, PeerRunError, v03_env
+
+pytestmark = [pytest.mark.interop, pytest.mark.timeout(300)]  # (the first installs the SDK)
+
+Json = dict[str, Any]
+ASK_PROMPT = "What should I do? Send a follow-up message to this task."
+ACTIVE = {"submitted", "working"}
+
+
+@pytest.fixture(scope="module")
+def sdk_client_run(a2a_v03_sdk: Path, a2a_server: A2AServer) -> Json:
+    """What the 0.3 SDK client saw of our server, every scenario in one run."""
+    cmd = [sys.executable, str(PEERS / "py_v03_client.py"), a2a_server.url]
+    with subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        env=v03_env(a2a_v03_sdk),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    ) as proc:
+        try:
+            stdout, stderr = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            stdout, stderr = proc.communicate(timeout=10)
+            raise PeerRunError(f"0.3 client timed out\n{stdout}\n{stderr}") from None
+    if proc.returncode != 0:
+        raise PeerRunError(
+            f"0.3 client exited {proc.returncode}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+            f"\n--- server stderr\n{a2a_server.stderr_tail()}"
+        )
+    out: Json = json.loads(stdout)
+    return out
+
+
+def text_of(parts: list[Json]) -> str:
+    assert all(p["kind"] == "text" for p in parts), parts
+    return "".join(p["text"] for p in parts)
+
+
+def error(answer: Json, code: int, reason: str) -> None:
+    assert "result" not in answer, f"expected {code}, got a result: {answer}"
+    assert answer["error"]["code"] == code, answer
+    assert answer["error"]["data"]["reason"] == reason, answer  # (0.3: free-form data)
+
+
+def check_task_stream(events: list[Json], last_state: str) -> Json:
+    """A 0.3 task stream: the Task first, then updates of it, `final` only on the last."""
+    assert events, "empty stream"
+    task = events[0]
+    assert task["kind"] == "task", events[0]
+    for event in events[1:]:
+        assert event["kind"] in {"status-update", "artifact-update"}, event
+        assert event["taskId"] == task["id"]
+        assert event["contextId"] == task["contextId"]
+    last = events[-1]
+    assert last["kind"] == "status-update", last
+    assert last["status"]["state"] == last_state
+    assert last["final"] is True
+    for event in events[1:-1]:
+        if event["kind"] == "status-update":
+            assert event["final"] is False, event
+            assert event["status"]["state"] in ACTIVE, event
+    return task
+
+
+# -- the 0.3 SDK client against our server ---------------------------------------------------
+
+
+def test_the_sdk_client_speaks_0_3_and_reads_our_card(
+    sdk_client_run: Json, a2a_server: A2AServer
+) -> None:
+    requests = sdk_client_run["requests"]
+    assert requests[0]["path"] == "/.well-known/agent-card.json"
+    assert all(r["a2aVersion"] is None for r in requests)  # a 0.3 client sends none
+    assert {r["rpc"] for r in requests[1:]} == {
+        "message/send",
+        "message/stream",
+        "tasks/get",
+        "tasks/cancel",
+        "tasks/resubscribe",
+        "tasks/pushNotificationConfig/set",
+        "tasks/pushNotificationConfig/get",
+    }
+    card = sdk_client_run["card"]
+    assert card["url"] == a2a_server.url
+    assert card["preferredTransport"] == "JSONRPC"
+    assert card["protocolVersion"] == "0.3.0"
+    assert card["capabilities"] == {"streaming": True, "pushNotifications": True}
+
+
+def test_send_and_get(sdk_client_run: Json) -> None:
+    (task,) = sdk_client_run["send"]["events"]
+    assert task["kind"] == "task"
+    assert task["status"]["state"] == "completed"
+    (artifact,) = task["artifacts"]
+    assert text_of(artifact["parts"]) == "hello v03"
+    assert [m["role"] for m in task["history"]] == ["user"]
+    assert sdk_client_run["get"]["result"] == task
+    assert len(sdk_client_run["getHistory1"]["result"]["history"]) == 1
+    error(sdk_client_run["getUnknown"], -32001, "TASK_NOT_FOUND")
+    (message,) = sdk_client_run["message"]["events"]
+    assert message["kind"] == "message"
+    assert message["role"] == "agent"
+    assert "taskId" not in message
+    assert text_of(message["parts"]) == "a direct message: no task was created"
+
+
+def test_stream(sdk_client_run: Json) -> None:
+    stream = sdk_client_run["stream"]
+    assert "error" not in stream, stream
+    events = stream["events"]
+    check_task_stream(events, "completed")
+    chunks = [e for e in events if e["kind"] == "artifact-update"]
+    assert [text_of(c["artifact"]["parts"]) for c in chunks] == ["hello ", "v03 ", "stream"]
+    assert [c.get("append", False) for c in chunks] == [False, True, True]
+    assert [c.get("lastChunk", False) for c in chunks] == [False, False, True]
+
+
+def test_ask_and_follow_up(sdk_client_run: Json) -> None:
+    (asked,) = sdk_client_run["ask"]["events"]
+    assert asked["status"]["state"] == "input-required"
+    assert text_of(asked["status"]["message"]["parts"]) == ASK_PROMPT
+    (answered,) = sdk_client_run["answer"]["events"]
+    assert answered["id"] == asked["id"]
+    assert answered["status"]["state"] == "completed"
+    assert text_of(answered["artifacts"][0]["parts"]) == "thanks, you said: blue"
+    # over streams: the first ends `final` at input-required, the follow-up (only the
+    # taskId) starts with the task and ends `final` at completed
+    first = check_task_stream(sdk_client_run["askStream"]["events"], "input-required")
+    follow = check_task_stream(sdk_client_run["answerStream"]["events"], "completed")
+    assert follow["id"] == first["id"]
+    assert follow["contextId"] == first["contextId"]
+
+
+def test_slow_and_cancel(sdk_client_run: Json) -> None:
+    slow = sdk_client_run["slow"]
+    assert slow["status"]["state"] in ACTIVE  # blocking: false
+    canceled = sdk_client_run["cancel"]["result"]
+    assert canceled["id"] == slow["id"]
+    assert canceled["status"]["state"] == "canceled"
+    assert sdk_client_run["cancelAgain"]["result"]["status"]["state"] == "canceled"
+    error(sdk_client_run["cancelCompleted"], -32002, "TASK_NOT_CANCELABLE")
+
+
+def test_resubscribe(sdk_client_run: Json) -> None:
+    events = sdk_client_run["resubscribe"]["events"]
+    task = check_task_stream(events, "completed")
+    assert task["status"]["state"] in ACTIVE
+    progress = [
+        text_of(e["status"]["message"]["parts"])
+        for e in events[1:]
+        if e["kind"] == "status-update" and "message" in e["status"]
+    ]
+    assert progress == ["1/3 s done", "2/3 s done", "3/3 s done"][-len(progress) :]
+    terminal = sdk_client_run["resubscribeTerminal"]
+    assert terminal["events"] == []
+    error(terminal, -32004, "UNSUPPORTED_OPERATION")
+
+
+def test_push_config(sdk_client_run: Json) -> None:
+    made = sdk_client_run["pushSet"]["result"]
+    config = made["pushNotificationConfig"]
+    assert config["url"] == "https://webhook.example.com/a2a"
+    assert config["token"] == "tok-1"
+    assert config["id"] == made["taskId"]  # (0.3: a config without an id gets the task's)
+    assert sdk_client_run["pushGet"]["result"] == made
