@@ -106,12 +106,23 @@ class Enum:
 
 
 @dataclass
+class HttpRule:
+    """One `google.api.http` binding: the verb, the path template, the body field."""
+
+    verb: str
+    path: str
+    body: str
+
+
+@dataclass
 class Rpc:
     name: str
     request: str
     response: str
     streaming: bool
     doc: str
+    #: the `google.api.http` rule, then its `additional_bindings`
+    http: list[HttpRule] = field(default_factory=list)
 
 
 @dataclass
@@ -349,15 +360,55 @@ class Parser:
                 self.next()
             response = self.next()
             self.expect(")")
+            rpc = Rpc(name, request, response, streaming, doc)
             if self.peek() == "{":
                 self.next()
                 while self.peek() != "}":
-                    self.skip_statement()
+                    ahead = [t for t, _ in self.tokens[self.pos : self.pos + 4]]
+                    if ahead == ["option", "(", "google.api.http", ")"]:
+                        self.pos += 4
+                        self.expect("=")
+                        rpc.http = self.http_rules(name)
+                        self.expect(";")
+                    else:
+                        self.skip_statement()
                 self.next()
             else:
                 self.expect(";")
-            proto.rpcs.append(Rpc(name, request, response, streaming, doc))
+            proto.rpcs.append(rpc)
         self.expect("}")
+
+    HTTP_VERBS = ("get", "put", "post", "delete", "patch")
+
+    def http_rules(self, rpc: str) -> list[HttpRule]:
+        """The `{ <verb>: "path" body: "field" additional_bindings: {...} }` value of a
+        `google.api.http` option: the rule, then each additional binding."""
+        self.expect("{")
+        rule: HttpRule | None = None
+        body = ""
+        more: list[HttpRule] = []
+        while self.peek() != "}":
+            key = self.next()
+            self.expect(":")
+            if key == "additional_bindings":
+                more.extend(self.http_rules(rpc))
+                continue
+            value = self.next()
+            if not value.startswith('"'):
+                raise ProtoSyntaxError(f"rpc {rpc}: google.api.http {key} is not a string")
+            if key in self.HTTP_VERBS:
+                if rule is not None:
+                    raise ProtoSyntaxError(f"rpc {rpc}: two verbs in one google.api.http rule")
+                rule = HttpRule(key.upper(), value.strip('"'), "")
+            elif key == "body":
+                body = value.strip('"')
+            else:
+                raise ProtoSyntaxError(f"rpc {rpc}: google.api.http {key!r} is not supported")
+        self.expect("}")
+        if rule is None:
+            raise ProtoSyntaxError(f"rpc {rpc}: a google.api.http rule without a verb")
+        rule.body = body
+        return [rule, *more]
 
 
 def parse_proto(path: Path) -> Proto:
@@ -635,13 +686,16 @@ def generate_types(proto: Proto) -> str:
 
 
 METHODS_PRELUDE = '''\
-"""The methods of the A2A 1.0 service: params type, result type, handler, streaming.
+"""The methods of the A2A 1.0 service: params type, result type, handler, streaming,
+HTTP routes.
 
 Derived from `service A2AService`; the method name is the rpc name (the JSON-RPC
 method). Every binding dispatches by this table alone: it decodes the params as
 `params`, calls the `A2AServer` method named `handler` with them and the `Call`, and
 answers with its `result` (or, for a streaming method, with a stream of `result`
-objects: in JSON-RPC, SSE with one JSON-RPC response per event).
+objects: in JSON-RPC, SSE with one JSON-RPC response per event). The HTTP+JSON binding
+routes by `http`: the rpc's `google.api.http` rule, then its additional bindings (the
+same routes under `/{tenant}`).
 """
 
 from types import MappingProxyType
@@ -657,15 +711,31 @@ P_co = TypeVar("P_co", bound=msgspec.Struct, covariant=True)
 R_co = TypeVar("R_co", bound=msgspec.Struct, covariant=True)
 
 
+class HttpRule(NamedTuple):
+    """One route of the HTTP+JSON binding: the verb, the path template and the body.
+
+    In `path`, `{field=*}` (or `{field}`) is one path segment holding the request field
+    of that proto name, and a trailing `:word` is literal. `body` is `*` when the whole
+    request is the body (path fields aside), `""` when there is none: the fields not in
+    the path are then query parameters.
+    """
+
+    verb: str
+    path: str
+    body: str
+
+
 class Method(NamedTuple, Generic[P_co, R_co]):
-    """One method: its name, the params and result types, whether it streams, and the
-    name of its handler on `A2AServer` (the rpc name in snake case)."""
+    """One method: its name, the params and result types, whether it streams, the name
+    of its handler on `A2AServer` (the rpc name in snake case), and its HTTP routes
+    (the `google.api.http` rule first, then its additional bindings)."""
 
     name: str
     params: type[P_co]
     result: type[R_co]
     streaming: bool
     handler: str
+    http: tuple[HttpRule, ...]
 
 '''
 
@@ -686,7 +756,9 @@ def generate_methods(proto: Proto) -> str:
         const = constant_name(rpc.name)
         out.append(f"{const}: Final[Method[{params}, {result}]] = Method(")
         handler = constant_name(rpc.name).lower()
-        out.append(f'    "{rpc.name}", {params}, {result}, {rpc.streaming}, "{handler}"')
+        rules = "".join(f'HttpRule("{r.verb}", "{r.path}", "{r.body}"), ' for r in rpc.http)
+        out.append(f'    "{rpc.name}", {params}, {result}, {rpc.streaming}, "{handler}",')
+        out.append(f"    ({rules}),")
         out.append(")")
         out.extend(docstring(rpc.doc or rpc.name, 0))
     consts = ", ".join(constant_name(r.name) for r in proto.rpcs)
@@ -696,7 +768,7 @@ def generate_methods(proto: Proto) -> str:
         f"MappingProxyType({{m.name: m for m in ({consts},)}})"
     )
     out.append('"""Every method of the binding by its JSON-RPC name, in proto order."""')
-    names = ["METHODS", "Method", *(constant_name(r.name) for r in proto.rpcs)]
+    names = ["METHODS", "HttpRule", "Method", *(constant_name(r.name) for r in proto.rpcs)]
     return "\n".join(out).replace("{all}", dunder_all(names)) + "\n"
 
 

@@ -45,6 +45,12 @@ def auth_url() -> Iterator[str]:
         yield served
 
 
+@pytest.fixture(scope="module")
+def fallback_url() -> Iterator[str]:
+    with serve("tests/cli/a2a_fallback_app.py:app") as served:
+        yield served
+
+
 @pytest.fixture
 def terminal() -> Iterator[list[Terminal]]:
     opened: list[Terminal] = []
@@ -84,6 +90,30 @@ def test_card_json_is_the_cards_protojson(url: str) -> None:
     assert card["capabilities"]["streaming"] is True
     assert card["supportedInterfaces"][0]["protocolBinding"] == "JSONRPC"
     assert card["skills"][0]["examples"][0] == "echo hello world"
+
+
+def test_card_says_what_became_of_each_interface(fallback_url: str) -> None:
+    done = a2a("card", fallback_url)
+    assert done.returncode == 0, done.stderr
+    assert (
+        "interfaces\n"
+        "  JSONRPC 1.0  http://127.0.0.1:1/\n"
+        "      failed: did not answer: connection refused\n"
+        "  JSONRPC 1.0  /\n"
+        "    → picked: it answered\n"
+        "  WEBSOCKET 1.0  /\n"
+        "      skipped: this client has no WEBSOCKET binding\n"
+    ) in done.stdout
+    sent = a2a("send", fallback_url, "echo over the fallback", "--binding", "jsonrpc")
+    assert sent.returncode == 0, sent.stderr
+    assert "over the fallback" in sent.stdout
+    pinned = a2a("card", fallback_url, "--binding", "rest")
+    assert pinned.returncode == 5
+    assert "      skipped: JSONRPC was not asked for (only HTTP+JSON)\n" in pinned.stdout
+    assert "offers no interface this client can use" in one_error_line(pinned)
+    old = a2a("tasks", fallback_url, "--a2a-version", "0.3")
+    assert old.returncode == 5
+    assert "version 1.0, not the 0.3 asked for" in one_error_line(old)
 
 
 # -- send ----------------------------------------------------------------------------------

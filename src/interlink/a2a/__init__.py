@@ -4,7 +4,9 @@ Server: write an `AgentExecutor` (a `TaskUpdater` makes the common cases a few l
 describe the agent with an `AgentCard`, and `create_app(executor, card)` gives a plain
 ASGI app: JSON-RPC, Server-Sent Events, the agent card, durable tasks (`store=`: memory,
 SQLite, PostgreSQL). Client: `await A2AClient.connect(url)` and call any method;
-streams and subscriptions are async iterators that resume by `Last-Event-ID`.
+it picks the card's interface (JSON-RPC, HTTP+JSON or gRPC; A2A 1.0 or 0.3) and falls
+back when one does not answer; streams and subscriptions are async iterators that
+resume by `Last-Event-ID`.
 Types: `interlink.a2a.types`.
 """
 
@@ -16,6 +18,7 @@ from interlink.a2a._card import (
     ResolvedCard,
     checked_url,
     clear_card_cache,
+    fetch_card,
     resolve_card,
     select_interface,
 )
@@ -51,6 +54,14 @@ from interlink.a2a._lifecycle import ACTIVE as ACTIVE_STATES
 from interlink.a2a._lifecycle import INTERRUPTED as INTERRUPTED_STATES
 from interlink.a2a._lifecycle import TERMINAL as TERMINAL_STATES
 from interlink.a2a.client._client import A2AClient, Reconnect, StreamEvent, StreamPayload
+from interlink.a2a.client._negotiate import (
+    Candidate,
+    Negotiation,
+    NoInterfaceAnswered,
+    NoUsableInterface,
+    Outcome,
+)
+from interlink.a2a.client._transport import StreamHints, Transport, TransportConfig
 from interlink.a2a.server._app import (
     AgentCardWarning,
     create_app,
@@ -114,6 +125,16 @@ __all__ = [
     "A2AClient",
     "CardError",
     "InvalidAgentURL",
+    # picking an interface, and the transports behind the client
+    "Candidate",
+    "Negotiation",
+    "NoInterfaceAnswered",
+    "NoUsableInterface",
+    "Outcome",
+    "StreamHints",
+    "Transport",
+    "TransportConfig",
+    "fetch_card",
     # signed cards (§8.4)
     "CardSignatureError",
     "KeySource",

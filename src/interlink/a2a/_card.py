@@ -19,9 +19,12 @@ from typing import Final
 from urllib.parse import urljoin
 
 import httpx
+import msgspec
 
 from interlink.a2a import _codec
 from interlink.a2a._types import AgentCard, AgentInterface
+from interlink.a2a.compat import _v03 as compat
+from interlink.a2a.compat import _v03_types as v03
 
 __all__ = [
     "CARD_PATH",
@@ -29,6 +32,7 @@ __all__ = [
     "NoCompatibleInterface",
     "ResolvedCard",
     "clear_card_cache",
+    "fetch_card",
     "resolve_card",
     "select_interface",
 ]
@@ -139,11 +143,20 @@ def select_interface(card: AgentCard, card_url: str = "") -> ResolvedCard:
 
 
 def _decode_card(body: bytes, url: str) -> AgentCard:
+    """The card at `url`; a 0.3 card (no `supportedInterfaces`, a `url`) as its 1.0 form,
+    whose interfaces say 0.3 (`compat.card_from_v03`), so a client speaks 0.3 to it."""
     try:
-        return _codec.decode(AgentCard, body)
+        card = _codec.decode(AgentCard, body)
     except _codec.ValidationError as exc:
         problems = "; ".join(f"{v.field or '<card>'}: {v.description}" for v in exc.violations)
         raise CardError(f"invalid agent card at {url}: {problems}", url) from None
+    if card.supported_interfaces:
+        return card
+    try:
+        old = msgspec.json.decode(body, type=v03.AgentCard)
+    except msgspec.ValidationError:
+        return card  # (not a 0.3 card either: one without interfaces, refused later)
+    return compat.card_from_v03(old)
 
 
 def _lifetime(headers: httpx.Headers) -> float | None:
@@ -161,22 +174,33 @@ def _lifetime(headers: httpx.Headers) -> float | None:
     return max(0.0, int(match[1]) - (int(age) if age.isdigit() else 0))
 
 
+async def fetch_card(
+    url: str,
+    *,
+    client: httpx.AsyncClient | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> tuple[AgentCard, str]:
+    """Fetch (or reuse) the agent card at `url`: the card and its URL."""
+    card_url = card_url_of(url)
+    own = client is None
+    http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0)) if own else client
+    assert http is not None
+    try:
+        return await _fetch(http, card_url, headers or {}), card_url
+    finally:
+        if own:
+            await http.aclose()
+
+
 async def resolve_card(
     url: str,
     *,
     client: httpx.AsyncClient | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> ResolvedCard:
-    """Fetch (or reuse) the agent card at `url` and pick its JSON-RPC 1.0 interface."""
-    card_url = card_url_of(url)
-    own = client is None
-    http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0)) if own else client
-    assert http is not None
-    try:
-        card = await _fetch(http, card_url, headers or {})
-    finally:
-        if own:
-            await http.aclose()
+    """Fetch (or reuse) the agent card at `url` and pick its JSON-RPC 1.0 interface
+    (`A2AClient.connect` picks among all bindings and versions)."""
+    card, card_url = await fetch_card(url, client=client, headers=headers)
     return select_interface(card, card_url)
 
 

@@ -10,11 +10,11 @@ server's answer (`RpcError.from_error_object(error, "a2a")`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import ClassVar
 
 from interlink.a2a._codec import FieldViolation
-from interlink.jsonrpc import ConnectionClosed, InvalidParams, RpcError
+from interlink.jsonrpc import ConnectionClosed, ErrorObject, InvalidParams, RpcError
 
 DOMAIN = "a2a-protocol.org"
 ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
@@ -117,6 +117,46 @@ UNKNOWN_STATUS = ("UNKNOWN", 500)
 def status_of(code: int) -> tuple[str, int]:
     """The gRPC status name and the HTTP status of a JSON-RPC error code (§5.4)."""
     return STATUS_OF.get(code, UNKNOWN_STATUS)
+
+
+def _reason_codes() -> dict[str, int]:
+    codes = {cls.REASON: cls.CODE for cls in A2AError.__subclasses__() if cls.REASON}
+    # the JSON-RPC core's errors, by the reasons the official SDKs give them
+    core = {"PARSE_ERROR": -32700, "INVALID_REQUEST": -32600, "METHOD_NOT_FOUND": -32601}
+    return codes | core | {"INVALID_PARAMS": -32602, "INTERNAL_ERROR": -32603}
+
+
+#: the JSON-RPC code of each `ErrorInfo` reason
+REASON_CODES: Mapping[str, int] = _reason_codes()
+#: the gRPC status names only one JSON-RPC code maps to (NOT_FOUND: the task; the SDKs'
+#: METHOD_NOT_FOUND says so in its reason), for an error that carries no `ErrorInfo`
+_STATUS_CODES: Mapping[str, int] = {
+    "NOT_FOUND": -32001,
+    "INVALID_ARGUMENT": -32602,
+    "UNIMPLEMENTED": -32601,
+    "INTERNAL": -32603,
+}
+
+
+def error_from_status(message: str, details: Sequence[object], status: str = "") -> RpcError | None:
+    """The typed error a `google.rpc.Status` stands for (an HTTP+JSON error body, a gRPC
+    status): the class of the reason of its first `ErrorInfo` in the A2A domain, else
+    of `status` (the gRPC status name) when one code alone maps to it; None otherwise.
+    `data` is `details`, as a JSON-RPC error of the same class carries it, so
+    `A2AInvalidParams.violations` reads its `BadRequest` alike."""
+    code = None
+    for detail in details:
+        if isinstance(detail, dict) and detail.get("@type") == ERROR_INFO:
+            reason = detail.get("reason")
+            if detail.get("domain", DOMAIN) == DOMAIN and isinstance(reason, str):
+                code = REASON_CODES.get(reason)
+            break
+    if code is None:
+        code = _STATUS_CODES.get(status)
+    if code is None:
+        return None
+    error = ErrorObject(code=code, message=message, data=list(details))
+    return RpcError.from_error_object(error, "a2a")
 
 
 # -- what a client raises besides the errors above ------------------------------------

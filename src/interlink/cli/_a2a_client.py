@@ -24,7 +24,7 @@ from interlink.cli._terminal import Style, colors  # imported by the CLI anyway:
 if TYPE_CHECKING:
     import httpx
 
-    from interlink.a2a import A2AClient, KeySource, TrustedKeys
+    from interlink.a2a import A2AClient, KeySource, Negotiation, TrustedKeys
     from interlink.a2a import types as t
 
 __all__ = ["COMMANDS", "EXIT_CODES", "add_parsers", "run"]
@@ -40,6 +40,8 @@ A2A_ERROR: Final = 5
 NETWORK: Final = 6
 INTERRUPTED: Final = 130
 TASKS_LIMIT: Final = 30  # `tasks` lists this many by default, as `gh` does
+BINDINGS: Final = ("jsonrpc", "rest", "grpc")
+VERSIONS: Final = ("1.0", "0.3")
 EXIT_CODES: Final = """exit codes:
   0    success; the task completed (or was accepted, or is still working)
   1    the task failed, was rejected or was canceled
@@ -99,6 +101,17 @@ def add_parsers(commands: Commands) -> None:
         "--timeout", type=float, default=60.0, metavar="SECONDS", help="HTTP timeout (60)"
     )
     common.add_argument("--json", action="store_true", help="print ProtoJSON (see above)")
+    common.add_argument(
+        "--binding",
+        choices=BINDINGS,
+        help="talk over this binding only (default: the card's interfaces, JSON-RPC first, "
+        "falling back to the next that answers)",
+    )
+    common.add_argument(
+        "--a2a-version",
+        choices=VERSIONS,
+        help="talk this A2A version only (default: the newest both sides speak)",
+    )
     repeatable(
         common,
         "--verify-key",
@@ -126,8 +139,9 @@ def add_parsers(commands: Commands) -> None:
     card = sub(
         "card",
         "show an agent's card",
-        "Show the agent card at URL: name, skills with examples, capabilities, interfaces, "
-        "security schemes. --json prints the card's ProtoJSON.",
+        "Show the agent card at URL: name, skills with examples, capabilities, interfaces "
+        "(each with what the client made of it: picked, failed, skipped or not tried, and "
+        "why), security schemes. --json prints the card's ProtoJSON.",
     )
     card.add_argument(
         "--extended", action="store_true", help="fetch the extended card (authenticated)"
@@ -239,30 +253,38 @@ def _fail(message: str, code: int) -> int:
 async def _main(args: argparse.Namespace) -> int:
     import httpx
 
-    from interlink.a2a import A2AClient, resolve_card
+    from interlink.a2a import A2AClient, NoInterfaceAnswered, NoUsableInterface, fetch_card
     from interlink.a2a import types as t
 
     bearer = args.bearer or os.environ.get("INTERLINK_A2A_BEARER") or None
     api_key = args.api_key or os.environ.get("INTERLINK_A2A_API_KEY") or None
     connect = connect_timeout(args.timeout)
     async with httpx.AsyncClient(timeout=httpx.Timeout(args.timeout, connect=connect)) as http:
-        resolved = await resolve_card(args.url, client=http)
-        schemes = resolved.card.security_schemes.values()
+        card, card_url = await fetch_card(args.url, client=http)
+        schemes = card.security_schemes.values()
         if api_key and not any(
             isinstance(s.api_key_security_scheme, t.APIKeySecurityScheme) for s in schemes
         ):
             if args.api_key:
                 raise ValueError("--api-key: the agent card declares no API key security scheme")
             api_key = None  # from the environment, meant for some other agent
-        client = A2AClient(
-            resolved,
-            client=http,
-            bearer=bearer,
-            api_key=api_key,
-            timeout=args.timeout,
-            connect_timeout=connect,
-            trusted_keys=await _trusted_keys(args, http),
-        )
+        try:
+            client = await A2AClient.from_card(
+                card,
+                card_url=card_url,
+                client=http,
+                bearer=bearer,
+                api_key=api_key,
+                timeout=args.timeout,
+                connect_timeout=connect,
+                trusted_keys=await _trusted_keys(args, http),
+                binding=args.binding,
+                version=args.a2a_version,
+            )
+        except (NoInterfaceAnswered, NoUsableInterface) as exc:
+            if args.a2a_command == "card" and not args.json:  # the card, and why not
+                _print_card(card, exc.negotiation)
+            raise
         if args.a2a_command == "card":
             return await _card(client, args)
         if args.a2a_command == "tasks":
@@ -278,14 +300,13 @@ async def _main(args: argparse.Namespace) -> int:
 
 
 async def _card(client: A2AClient, args: argparse.Namespace) -> int:
-    from interlink.cli._a2a_render import card_lines
     from interlink.cli._a2a_session import print_json
 
     card = await client.get_extended_card() if args.extended else client.card
     if args.json:
         print_json(card)
         return OK
-    print("\n".join(card_lines(card, Style(colors(sys.stdout)))))
+    _print_card(card, client.negotiation)
     if card.signatures:
         kids = ", ".join(f"kid {h['kid']} ({h['alg']})" for h in map(_header, card.signatures))
         how = "verified" if client.trusted_keys else "not verified (give --verify-key or --jwks)"
@@ -293,6 +314,12 @@ async def _card(client: A2AClient, args: argparse.Namespace) -> int:
     else:
         print("\nnot signed")
     return OK
+
+
+def _print_card(card: t.AgentCard, negotiation: Negotiation) -> None:
+    from interlink.cli._a2a_render import card_lines
+
+    print("\n".join(card_lines(card, Style(colors(sys.stdout)), negotiation)))
 
 
 def _header(signature: t.AgentCardSignature) -> dict[str, object]:

@@ -15,11 +15,11 @@ import json
 import time
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TextIO
+from typing import Final, TextIO
 
 import msgspec
 
-from interlink.a2a import StreamPayload
+from interlink.a2a import Candidate, Negotiation, StreamPayload
 from interlink.a2a import types as t
 from interlink.cli._terminal import Style
 
@@ -308,8 +308,10 @@ def _flag(value: bool | msgspec.UnsetType) -> bool:
     return value is True
 
 
-def card_lines(card: t.AgentCard, style: Style) -> list[str]:
-    """An agent card, readably."""
+def card_lines(
+    card: t.AgentCard, style: Style, negotiation: Negotiation | None = None
+) -> list[str]:
+    """An agent card, readably; with `negotiation`, what became of each interface."""
     head = style(card.name or "(unnamed agent)", "1")
     lines = [head + (style.dim(f"  v{card.version}") if card.version else "")]
     if card.description:
@@ -338,11 +340,14 @@ def card_lines(card: t.AgentCard, style: Style) -> list[str]:
     modes = f"input {', '.join(card.default_input_modes) or '-'}"
     lines.append(f"  {modes} · output {', '.join(card.default_output_modes) or '-'}")
     lines += ["", style("interfaces", "1")]
-    for interface in card.supported_interfaces:
+    outcomes = {c.index: c for c in negotiation.candidates} if negotiation else {}
+    for index, interface in enumerate(card.supported_interfaces):
         tenant = style.dim(f" (tenant {interface.tenant})") if interface.tenant else ""
         lines.append(
             f"  {interface.protocol_binding} {interface.protocol_version}  {interface.url}{tenant}"
         )
+        if index in outcomes:
+            lines.append(_outcome_line(outcomes[index], style))
     if not card.supported_interfaces:
         lines.append("  none")
     lines += ["", style("skills", "1")]
@@ -364,6 +369,15 @@ def card_lines(card: t.AgentCard, style: Style) -> list[str]:
     for requirement in card.security_requirements:
         lines.append(style.dim(f"  requires: {' + '.join(requirement.schemes) or 'nothing'}"))
     return lines
+
+
+_OUTCOME_CODES: Final = {"picked": "32", "failed": "31", "skipped": "2", "not tried": "2"}
+
+
+def _outcome_line(candidate: Candidate, style: Style) -> str:
+    outcome = str(candidate.outcome)
+    mark = "→ " if outcome == "picked" else "  "
+    return "    " + style(f"{mark}{outcome}", _OUTCOME_CODES[outcome]) + f": {candidate.reason}"
 
 
 def task_lines(task: t.Task, style: Style) -> list[str]:

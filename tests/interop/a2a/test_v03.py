@@ -4,6 +4,9 @@
 - Its client (``peers/py_v03_client.py``, every scenario in one run) against ``interlink
   a2a serve examples/a2a_agent.py:app``: no ``A2A-Version``, 0.3 method names and shapes,
   answered through the 0.3 edge of the server.
+- Our client against its server (``peers/py_v03_server.py``: ``echo X``, ``slow``, ``ask``,
+  ``message``): the card is a 0.3 card, so the client speaks 0.3 to it, and the caller
+  sees the 1.0 objects and typed errors as with any agent.
 
 Objects are the SDK's 0.3 models dumped as JSON (``kind``, lower-case states; ``None``
 fields absent); errors are ``{"code", "message", "data"}`` as the SDK surfaced them.
@@ -11,17 +14,29 @@ fields absent); errors are ``{"code", "message", "data"}`` as the SDK surfaced t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from interlink.a2a import (
+    A2AClient,
+    A2AInvalidParams,
+    TaskNotCancelable,
+    TaskNotFound,
+    UnsupportedOperation,
+)
+from interlink.a2a import types as t
 from tests.interop.a2a.conftest import PEERS, ROOT, A2AServer, PeerRunError, v03_env
+from tests.serving import card_served, free_port
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(300)]  # (the first installs the SDK)
 
@@ -191,3 +206,99 @@ def test_push_config(sdk_client_run: Json) -> None:
     assert config["token"] == "tok-1"
     assert config["id"] == made["taskId"]  # (0.3: a config without an id gets the task's)
     assert sdk_client_run["pushGet"]["result"] == made
+
+
+# -- our client against the 0.3 SDK server ---------------------------------------------------
+
+S = t.TaskState
+
+
+@pytest.fixture(scope="module")
+def sdk_server(a2a_v03_sdk: Path) -> Iterator[str]:
+    """The URL of an a2a-sdk 0.3.26 agent on loopback."""
+    port = free_port()
+    cmd = [sys.executable, str(PEERS / "py_v03_server.py"), str(port)]
+    url = f"http://127.0.0.1:{port}/"
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=v03_env(a2a_v03_sdk), stdout=log, stderr=log, start_new_session=True
+        )
+        try:
+            if not card_served(proc, url):
+                log.seek(0)
+                pytest.fail(f"0.3 peer server did not start: {cmd}\n{log.read().decode()}")
+            yield url
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=10)
+
+
+def status_text(payload: object) -> str:
+    if isinstance(payload, t.Task | t.TaskStatusUpdateEvent) and payload.status.message:
+        return "".join(str(p.text) for p in payload.status.message.parts)
+    return ""
+
+
+async def test_our_client_speaks_0_3_to_a_0_3_card(sdk_server: str) -> None:
+    async with await A2AClient.connect(sdk_server) as client:
+        assert client.version == "0.3"
+        assert client.card.name == "py sdk 0.3 peer"
+        assert client.card.supported_interfaces[0].protocol_version == "0.3.0"
+        task = await client.send_message("echo hi")
+        assert isinstance(task, t.Task)
+        assert task.status.state == S.TASK_STATE_COMPLETED
+        assert task.artifacts[-1].parts[0].text == "hi"
+        assert (await client.get_task(task.id)).id == task.id
+        reply = await client.send_message("message")
+        assert isinstance(reply, t.Message)
+        assert reply.role == t.Role.ROLE_AGENT
+        assert reply.parts[0].text == "direct"
+        with pytest.raises(TaskNotFound):
+            await client.get_task("no-such-task")
+        with pytest.raises(UnsupportedOperation, match=r"ListTasks has no A2A 0\.3 form"):
+            await client.list_tasks()
+
+
+async def test_ask_follow_up_cancel(sdk_server: str) -> None:
+    async with await A2AClient.connect(sdk_server, version="0.3") as client:
+        asked = await client.send_message("ask")
+        assert isinstance(asked, t.Task)
+        assert asked.status.state == S.TASK_STATE_INPUT_REQUIRED
+        done = await client.send_message("more", task_id=asked.id, context_id=asked.context_id)
+        assert isinstance(done, t.Task)
+        assert done.status.state == S.TASK_STATE_COMPLETED
+        assert done.artifacts[-1].parts[0].text == "got more"
+        slow = await client.send_message("slow", return_immediately=True)
+        assert isinstance(slow, t.Task)
+        canceled = await client.cancel_task(slow.id)
+        assert canceled.status.state == S.TASK_STATE_CANCELED
+        with pytest.raises(TaskNotCancelable):
+            await client.cancel_task(done.id)
+
+
+async def test_stream_and_resubscribe(sdk_server: str) -> None:
+    async with await A2AClient.connect(sdk_server) as client:
+        events = [e async for e in client.stream_message("echo streamed")]
+        assert isinstance(events[0].payload, t.Task)
+        assert any(isinstance(e.payload, t.TaskArtifactUpdateEvent) for e in events)
+        last = events[-1].payload
+        assert isinstance(last, t.TaskStatusUpdateEvent)
+        assert last.status.state == S.TASK_STATE_COMPLETED
+        slow = await client.send_message("slow", return_immediately=True)
+        assert isinstance(slow, t.Task)
+        seen = [e async for e in client.subscribe(slow.id)]
+        steps = [status_text(e.payload) for e in seen if status_text(e.payload)]
+        assert steps == sorted(steps, key=int)
+        final = seen[-1].payload
+        assert isinstance(final, t.TaskStatusUpdateEvent | t.Task)
+        assert final.status.state == S.TASK_STATE_COMPLETED
+        # the 0.3 SDK refuses to resubscribe to a terminal task with -32602 (as an event
+        # of an SSE answer): the typed error reaches the caller
+        with pytest.raises(A2AInvalidParams, match="terminal state"):
+            async for _ in client.subscribe(slow.id):
+                pass

@@ -24,18 +24,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import uuid
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Final, Self, TypeVar
 
 import httpx
 import msgspec
 
-from interlink.a2a import _codec
-from interlink.a2a._card import PROTOCOL_VERSION, ResolvedCard, resolve_card, select_interface
+from interlink.a2a._card import ResolvedCard, fetch_card
 from interlink.a2a._card_sign import CardSignatureError, TrustedKeys, verify_card
 from interlink.a2a._errors import (
     A2AHttpError,
@@ -79,19 +77,27 @@ from interlink.a2a._types import (
     Role,
     SendMessageConfiguration,
     SendMessageRequest,
-    StreamResponse,
     SubscribeToTaskRequest,
     Task,
-    TaskArtifactUpdateEvent,
     TaskPushNotificationConfig,
     TaskState,
     TaskStatusUpdateEvent,
 )
-from interlink.a2a.client._sse import SSEParser, error_of, read_events
-from interlink.jsonrpc import (
-    ErrorResponse,
-    SuccessResponse,
-    decode_message,
+from interlink.a2a.client._negotiate import (
+    Negotiation,
+    NoInterfaceAnswered,
+    NoUsableInterface,
+    Outcome,
+    Step,
+    plan,
+    probe,
+)
+from interlink.a2a.client._transport import (
+    StreamEvent,
+    StreamHints,
+    StreamPayload,
+    Transport,
+    TransportConfig,
 )
 
 __all__ = [
@@ -100,6 +106,9 @@ __all__ = [
     "A2AInvalidParams",
     "A2ATransportError",
     "AuthenticationRequired",
+    "Negotiation",
+    "NoInterfaceAnswered",
+    "NoUsableInterface",
     "Reconnect",
     "StreamEvent",
     "StreamInterrupted",
@@ -107,20 +116,9 @@ __all__ = [
 ]
 
 R = TypeVar("R", bound=msgspec.Struct)
-StreamPayload = Task | Message | TaskStatusUpdateEvent | TaskArtifactUpdateEvent
 
 
 # -- values ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class StreamEvent:
-    """One event of a stream: the payload, the SSE id it came with, and whether it is
-    the task snapshot that opened a re-subscription (`resync`)."""
-
-    payload: StreamPayload
-    id: str | None = None
-    resync: bool = False
 
 
 @dataclass(frozen=True)
@@ -166,8 +164,15 @@ def _state_of(payload: StreamPayload) -> TaskState | None:
 
 
 class A2AClient:
-    """An async client for one agent's JSON-RPC interface. Close it (`aclose()` or
-    `async with`); an httpx client passed in is left open."""
+    """An async client for one interface of an agent, whatever its binding. Close it
+    (`aclose()` or `async with`); an httpx client passed in is left open.
+
+    `A2AClient(card)` picks the interface without asking the agent (the first of the
+    `plan`); `connect(url)` and `from_card(card)` also try it and fall back to the next
+    when it does not answer (see `interlink.a2a.client._negotiate`). `binding=` (a
+    binding, or several in the order preferred: `"jsonrpc"`, `"rest"`, `"grpc"`) and
+    `version=` ("1.0", "0.3") restrict the choice; a `ResolvedCard` pins its interface.
+    """
 
     def __init__(
         self,
@@ -183,32 +188,93 @@ class A2AClient:
         idle_timeout: float | None = 60.0,
         reconnect: Reconnect = Reconnect(),
         trusted_keys: TrustedKeys | None = None,
+        binding: str | Sequence[str] | None = None,
+        version: str | None = None,
+        card_url: str = "",
     ) -> None:
-        self.resolved = card if isinstance(card, ResolvedCard) else select_interface(card)
-        self.card = self.resolved.card
+        if isinstance(card, ResolvedCard):
+            agent_card, card_url = card.card, card.card_url
+            pinned = msgspec.structs.replace(card.interface, url=card.url)  # (as resolved)
+            offered = msgspec.structs.replace(agent_card, supported_interfaces=[pinned])
+        else:
+            agent_card = offered = card
+        self.card = agent_card
         #: the keys the cards must be signed with (§8.4), and the signature that verified
         self.trusted_keys = trusted_keys
-        self.card_signature = self._verified(self.card)
-        self.url = self.resolved.url
-        self.tenant = self.resolved.tenant
+        self.card_signature = self._verified(self.card, card_url)
         self.idle_timeout = idle_timeout
         self.reconnect = reconnect
-        #: the extensions the agent said it activated on the last answer
-        self.activated_extensions: frozenset[str] = frozenset()
-        self._ids = itertools.count(1)
         self._params: dict[str, str] = {}
-        self._headers = {"A2A-Version": PROTOCOL_VERSION, **(headers or {})}
-        if extensions:
-            self._headers["A2A-Extensions"] = ", ".join(extensions)
+        self._headers: dict[str, str] = dict(headers or {})
         if bearer is not None:
             self._headers["Authorization"] = f"Bearer {bearer}"
         if api_key is not None:
             self._use_api_key(api_key)  # (it may refuse: before anything is opened)
-        self._own = client is None
-        self._http = client or httpx.AsyncClient(
-            timeout=httpx.Timeout(timeout, connect=connect_timeout)
+        negotiation, self._steps = plan(offered, card_url, binding=binding, version=version)
+        if not self._steps:
+            raise NoUsableInterface(agent_card, negotiation)
+        self._base = TransportConfig(
+            url="",
+            extensions=tuple(extensions),
+            headers=self._headers,
+            query=self._params,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            idle_timeout=idle_timeout,
         )
-        self._stream_timeout = httpx.Timeout(timeout, connect=connect_timeout, read=None)
+        self._shared = client
+        self._http: httpx.AsyncClient | None = None  # an httpx client `connect` opened
+        first = self._steps[0]
+        why = "the only choice" if len(self._steps) == 1 else "the first choice (not tried)"
+        self._adopt(first, self._open(first), negotiation, why)
+
+    def _open(self, step: Step) -> Transport:
+        return step.factory(replace(self._base, url=step.url, version=step.version), self._shared)
+
+    def _adopt(self, step: Step, transport: Transport, negotiation: Negotiation, why: str) -> None:
+        #: every interface of the card and what became of it
+        self.negotiation = negotiation.with_outcome(step.index, Outcome.PICKED, why)
+        picked = self.negotiation.candidates[step.index]
+        #: the wire to the picked interface
+        self.transport = transport
+        self.interface = picked.interface
+        self.binding = picked.binding
+        self.version = step.version
+        self.url = step.url
+        self.tenant = picked.interface.tenant
+        self.resolved = ResolvedCard(
+            self.card, picked.interface, step.url, self.negotiation.card_url, self.tenant
+        )
+
+    async def _negotiate(self, probe_timeout: float) -> None:
+        """Try the interfaces in order until one answers (only when there is a choice)."""
+        if len(self._steps) == 1:
+            return
+        negotiation = self.negotiation.with_outcome(
+            self._steps[0].index, Outcome.NOT_TRIED, "not tried"
+        )
+        transport: Transport | None = self.transport
+        for step in self._steps:
+            transport = transport or self._open(step)
+            try:
+                tenant = negotiation.candidates[step.index].interface.tenant
+                reason = await probe(transport, tenant, probe_timeout)
+            except BaseException:
+                await transport.aclose()
+                raise
+            if reason is None:
+                self._adopt(step, transport, negotiation, "it answered")
+                return
+            negotiation = negotiation.with_outcome(step.index, Outcome.FAILED, reason)
+            await transport.aclose()
+            transport = None
+        self.negotiation = negotiation
+        raise NoInterfaceAnswered(negotiation, negotiation.card_url or self.url)
+
+    @property
+    def activated_extensions(self) -> frozenset[str]:
+        """The extensions the agent said it activated on the last answer."""
+        return self.transport.activated_extensions
 
     @classmethod
     async def connect(
@@ -226,16 +292,20 @@ class A2AClient:
         idle_timeout: float | None = 60.0,
         reconnect: Reconnect = Reconnect(),
         trusted_keys: TrustedKeys | None = None,
+        binding: str | Sequence[str] | None = None,
+        version: str | None = None,
+        probe_timeout: float | None = None,
     ) -> A2AClient:
-        """Resolve the card at `url` (see `resolve_card`) and connect to it. With
-        `trusted_keys`, a card (and extended card) that no trusted key signed is refused:
-        `CardSignatureError`, saying why."""
+        """Fetch the card at `url` (see `fetch_card`) and connect to the interface that
+        answers first (see `from_card`). With `trusted_keys`, a card (and extended card)
+        that no trusted key signed is refused: `CardSignatureError`, saying why."""
         own = client is None
         http = client or httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=connect_timeout))
         try:
-            resolved = await resolve_card(url, client=http, headers=card_headers)
-            self = cls(
-                resolved,
+            card, card_url = await fetch_card(url, client=http, headers=card_headers)
+            self = await cls.from_card(
+                card,
+                card_url=card_url,
                 client=http,
                 extensions=extensions,
                 bearer=bearer,
@@ -246,12 +316,59 @@ class A2AClient:
                 idle_timeout=idle_timeout,
                 reconnect=reconnect,
                 trusted_keys=trusted_keys,
+                binding=binding,
+                version=version,
+                probe_timeout=probe_timeout,
             )
         except BaseException:
             if own:
                 await http.aclose()
             raise
-        self._own = own
+        self._http = http if own else None
+        return self
+
+    @classmethod
+    async def from_card(
+        cls,
+        card: AgentCard,
+        *,
+        card_url: str = "",
+        client: httpx.AsyncClient | None = None,
+        extensions: Sequence[str] = (),
+        bearer: str | None = None,
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 60.0,  # noqa: ASYNC109 - the client's HTTP timeout, as in __init__
+        connect_timeout: float = 10.0,
+        idle_timeout: float | None = 60.0,
+        reconnect: Reconnect = Reconnect(),
+        trusted_keys: TrustedKeys | None = None,
+        binding: str | Sequence[str] | None = None,
+        version: str | None = None,
+        probe_timeout: float | None = None,
+    ) -> A2AClient:
+        """A client for the first interface of `card` that answers, in the order of the
+        `plan`. When there is more than one to choose from, each is tried with one
+        `GetTask` (`probe_timeout`, default `connect_timeout`, for its answer) and the
+        next is tried when it does not answer; `NoInterfaceAnswered` when none does.
+        `client.negotiation` says what became of every interface, and why."""
+        self = cls(
+            card,
+            card_url=card_url,
+            client=client,
+            extensions=extensions,
+            bearer=bearer,
+            api_key=api_key,
+            headers=headers,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            idle_timeout=idle_timeout,
+            reconnect=reconnect,
+            trusted_keys=trusted_keys,
+            binding=binding,
+            version=version,
+        )
+        await self._negotiate(connect_timeout if probe_timeout is None else probe_timeout)
         return self
 
     def _use_api_key(self, key: str) -> None:
@@ -269,8 +386,11 @@ class A2AClient:
         raise ValueError("the agent card declares no API key security scheme")
 
     async def aclose(self) -> None:
-        if self._own:
-            await self._http.aclose()
+        try:
+            await self.transport.aclose()
+        finally:
+            if self._http is not None:
+                await self._http.aclose()
 
     async def __aenter__(self) -> Self:
         return self
@@ -325,7 +445,7 @@ class A2AClient:
         known_task, last = task_id or "", None
         state, answered = TaskState.TASK_STATE_UNSPECIFIED, False
         try:
-            stream = self._stream(SEND_STREAMING_MESSAGE, params, {}, SSEParser())
+            stream = self.transport.stream(SEND_STREAMING_MESSAGE, params)
             async with contextlib.aclosing(stream):
                 async for event in stream:
                     payload = event.payload
@@ -412,16 +532,14 @@ class A2AClient:
         """`SubscribeToTask`, resumed across dropped connections (see the module)."""
         sub = _Subscription(last=last_event_id, resync=resync)
         request = SubscribeToTaskRequest(tenant=self.tenant, id=task_id)
-        attempt, hint = 0, None
+        attempt, hints = 0, StreamHints()
         while True:
             resuming = sub.last is not None or attempt > 0
-            parser = SSEParser()
-            # (UTF-8, as EventSource sends it: an id need not be ASCII)
-            # (none for an empty id, as EventSource does)
-            headers = {"Last-Event-ID": sub.last.encode()} if sub.last else {}
             first = True
             try:
-                stream = self._stream(SUBSCRIBE_TO_TASK, request, headers, parser)
+                stream = self.transport.stream(
+                    SUBSCRIBE_TO_TASK, request, last_event_id=sub.last, hints=hints
+                )
                 async with contextlib.aclosing(stream):
                     async for event in stream:
                         snapshot = first and isinstance(event.payload, Task)
@@ -462,7 +580,6 @@ class A2AClient:
                 if exc.status not in _TRANSIENT or not resuming:
                     raise
                 reason = exc  # a proxy or a restarting server: try again
-            hint = parser.retry if parser.retry is not None else hint
             attempt += 1
             if attempt > self.reconnect.attempts:
                 raise A2ATransportError(
@@ -470,7 +587,7 @@ class A2AClient:
                     f"{reason}",
                     self.url,
                 ) from reason
-            await asyncio.sleep(self.reconnect.delay(attempt, hint))
+            await asyncio.sleep(self.reconnect.delay(attempt, hints.retry_ms))
 
     async def create_push_config(
         self,
@@ -514,17 +631,17 @@ class A2AClient:
     async def get_extended_card(self) -> AgentCard:
         request = GetExtendedAgentCardRequest(tenant=self.tenant)
         card = await self._call(GET_EXTENDED_AGENT_CARD, request)
-        self._verified(card)
+        self._verified(card, self.resolved.card_url or self.url)
         return card
 
-    def _verified(self, card: AgentCard) -> AgentCardSignature | None:
+    def _verified(self, card: AgentCard, card_url: str) -> AgentCardSignature | None:
         """The signature of `card` that a trusted key verifies (None: no keys given)."""
         if self.trusted_keys is None:
             return None
         try:
             return verify_card(card, self.trusted_keys)
         except CardSignatureError as exc:
-            exc.url = self.resolved.card_url or self.url
+            exc.url = card_url
             raise
 
     # -- the wire ------------------------------------------------------------------------
@@ -562,97 +679,5 @@ class A2AClient:
             tenant=self.tenant, message=message, configuration=configuration, metadata=metadata
         )
 
-    def _body(
-        self, method: Method[msgspec.Struct, msgspec.Struct], params: msgspec.Struct
-    ) -> tuple[int, bytes]:
-        id_ = next(self._ids)
-        head = b'{"jsonrpc":"2.0","id":%d,"method":"%s","params":' % (id_, method.name.encode())
-        return id_, head + _codec.encode(params) + b"}"
-
-    def _request_headers(self, extra: Mapping[str, str | bytes]) -> list[tuple[bytes, bytes]]:
-        """The headers of a request, as bytes (a value may be UTF-8: `Last-Event-ID`)."""
-        merged = {"Content-Type": "application/json", **self._headers, **extra}
-        return [
-            (name.encode(), value if isinstance(value, bytes) else value.encode())
-            for name, value in merged.items()
-        ]
-
-    def _check_status(self, response: httpx.Response, body: bytes) -> None:
-        echoed = response.headers.get("a2a-extensions", "")
-        self.activated_extensions = frozenset(u.strip() for u in echoed.split(",") if u.strip())
-        if response.status_code == 401:
-            challenge = response.headers.get("www-authenticate", "")
-            raise AuthenticationRequired(self.url, challenge, body)
-        if response.status_code != 200:
-            error = error_of(body)  # some servers put a JSON-RPC error behind a 4xx/5xx
-            if error is not None:
-                raise error
-            raise A2AHttpError(
-                f"{self.url} answered HTTP {response.status_code}: {body[:200]!r}",
-                response.status_code,
-                body,
-            )
-
     async def _call(self, method: Method[msgspec.Struct, R], params: msgspec.Struct) -> R:
-        id_, body = self._body(method, params)
-        try:
-            response = await self._http.post(
-                self.url, content=body, headers=self._request_headers({}), params=self._params
-            )
-        except httpx.HTTPError as exc:
-            raise A2ATransportError(f"{method.name} failed: {exc!r}", self.url) from exc
-        self._check_status(response, response.content)
-        return _result(method, response.content, id_)
-
-    async def _stream(
-        self,
-        method: Method[msgspec.Struct, StreamResponse],
-        params: msgspec.Struct,
-        extra: Mapping[str, str | bytes],
-        parser: SSEParser,
-    ) -> AsyncGenerator[StreamEvent, None]:
-        id_, body = self._body(method, params)
-        headers = self._request_headers({"Accept": "text/event-stream", **extra})
-        request = self._http.stream(
-            "POST",
-            self.url,
-            content=body,
-            headers=headers,
-            params=self._params,
-            timeout=self._stream_timeout,
-        )
-        try:
-            async with contextlib.AsyncExitStack() as stack:
-                try:  # the answer's head, within `idle_timeout` too
-                    async with asyncio.timeout(self.idle_timeout):
-                        response = await stack.enter_async_context(request)
-                except TimeoutError:
-                    raise TimeoutError(f"no answer for {self.idle_timeout} s") from None
-                if response.status_code != 200:
-                    self._check_status(response, await response.aread())
-                self._check_status(response, b"")
-                events = read_events(response, idle_timeout=self.idle_timeout, parser=parser)
-                async for sse in events:
-                    result = _result(method, sse.data.encode(), id_)
-                    payload = result.payload
-                    if payload is None:
-                        raise InvalidAgentResponse(f"{method.name} sent an empty event")
-                    yield StreamEvent(payload, sse.id)
-        except httpx.HTTPError as exc:
-            raise A2ATransportError(f"{method.name} failed: {exc!r}", self.url) from exc
-
-
-def _result(method: Method[msgspec.Struct, R], body: bytes, id_: int) -> R:
-    message = decode_message(body)
-    if isinstance(message, ErrorResponse):
-        error = error_of(body)
-        assert error is not None
-        raise error
-    if not isinstance(message, SuccessResponse):
-        raise InvalidAgentResponse(f"{method.name}: not a JSON-RPC response: {body[:200]!r}")
-    if message.id != id_:
-        raise InvalidAgentResponse(f"{method.name}: answer to id {message.id!r}, not {id_}")
-    try:
-        return _codec.decode(method.result, message.result)
-    except _codec.ValidationError as exc:
-        raise InvalidAgentResponse(f"{method.name}: invalid result: {exc}") from None
+        return await self.transport.call(method, params)

@@ -16,7 +16,7 @@ before the first event) and an `event: error` are raised as the typed `RpcError`
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from typing import Final, NamedTuple
 
 import httpx
@@ -172,6 +172,7 @@ async def read_events(
     idle_timeout: float | None = None,
     max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
     parser: SSEParser | None = None,
+    errors: Callable[[bytes], RpcError | None] = error_of,
 ) -> AsyncGenerator[SSEEvent, None]:
     """The events of a streaming JSON-RPC answer.
 
@@ -179,12 +180,12 @@ async def read_events(
     `RpcError`; a successful JSON answer is given as one event. `event: error` raises
     its typed `RpcError`. With `idle_timeout`, no bytes at all (keep-alive comments
     count) for that long raises `TimeoutError`. Pass `parser` to read its `retry` and
-    `last_event_id` afterwards.
+    `last_event_id` afterwards; `errors` reads an error response (`error_of`: A2A 1.0).
     """
     kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind != "text/event-stream":
         body = await response.aread()
-        error = error_of(body)
+        error = errors(body)
         if error is not None:
             raise error
         message = decode_message(body)
@@ -204,17 +205,17 @@ async def read_events(
         except TimeoutError:
             raise TimeoutError(f"no event or keep-alive for {idle_timeout} s") from None
         for event in sse.feed(chunk):
-            _check(event)
+            _check(event, errors)
             yield event
     for event in sse.close():
-        _check(event)
+        _check(event, errors)
         yield event
 
 
-def _check(event: SSEEvent) -> None:
+def _check(event: SSEEvent, errors: Callable[[bytes], RpcError | None]) -> None:
     if event.event == "error":
         body = event.data.encode()
-        error = error_of(body)
+        error = errors(body)
         if error is None:
             error = RpcError(f"the stream ended with an error event: {event.data[:200]}", code=0)
         raise error

@@ -16,15 +16,9 @@ from typing import cast
 
 import msgspec
 
-from interlink.a2a.server._http import (
-    TENANT_SCOPE_KEY,
-    A2AApp,
-    Message,
-    Receive,
-    Scope,
-    Send,
-    error_body,
-)
+from interlink.a2a.server._asgi import TENANT_SCOPE_KEY, Message, Receive, Scope, Send
+from interlink.a2a.server._http import A2AApp
+from interlink.a2a.server.bindings._jsonrpc import error_body
 from interlink.jsonrpc import Invalid, decode, oversize
 
 __all__ = ["TenantRouter"]

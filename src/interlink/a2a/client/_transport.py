@@ -1,0 +1,154 @@
+"""What a binding gives the A2A client: a `Transport` for one interface of an agent card.
+
+`A2AClient` builds every request (a generated `Method` and its typed params, the
+`tenant` already set) and reads every answer through a transport, so each binding
+(JSON-RPC `_jsonrpc`, HTTP+JSON `_rest`, gRPC `_grpc`) only moves bytes:
+
+- `call(method, params)`: one unary call, the typed result of `method.result`;
+- `stream(method, params, last_event_id=..., hints=...)`: the events of a streaming
+  method as `StreamEvent`s (the `StreamResponse`'s payload and the event id, `None` when
+  the server gave none), resuming after `last_event_id` (SSE `Last-Event-ID`; the gRPC
+  binding sends it as metadata); the server's reconnection delay goes to `hints`;
+- `aclose()`; and `activated_extensions`, what the agent said it activated on the last
+  answer.
+
+The service parameters (§3.2.6) are in `TransportConfig`: `service_params()` is
+`A2A-Version`, `A2A-Extensions` and the caller's and credentials' headers, sent as HTTP
+headers by the HTTP bindings and as gRPC metadata (lower-cased keys) by gRPC.
+
+Errors are the same whatever the binding, because the client's logic (retries, resumes)
+reads them: an A2A error is the `interlink.a2a` class its code or `ErrorInfo` reason
+names (`TaskNotFound`, ...; -32602 is `A2AInvalidParams`); the agent unreachable or the
+connection lost mid-answer is `A2ATransportError`; a stream silent for `idle_timeout`
+is `TimeoutError`; an HTTP status with no A2A error in it is `A2AHttpError` (401:
+`AuthenticationRequired`); an answer that cannot be read is `InvalidAgentResponse`.
+
+Versions: `TransportConfig.version` is the A2A version the interface was picked for.
+A binding sends it as `A2A-Version` and speaks it: the HTTP bindings take a `Dialect`
+(`_jsonrpc.V10` for 1.0) that names the method on the wire, encodes the params and
+decodes results and errors; an A2A 0.3 dialect plugs in there, translating with
+`interlink.a2a.compat._v03`, and is registered for the version in `DIALECTS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final, Protocol, TypeVar
+
+import msgspec
+
+from interlink.a2a._card import PROTOCOL_VERSION
+from interlink.a2a._types import Message, StreamResponse, Task, TaskArtifactUpdateEvent
+from interlink.a2a._types import TaskStatusUpdateEvent as _StatusUpdate
+
+if TYPE_CHECKING:
+    import httpx
+
+    from interlink.a2a._methods import Method
+
+__all__ = [
+    "JSONRPC",
+    "GRPC",
+    "HTTP_JSON",
+    "StreamEvent",
+    "StreamHints",
+    "StreamPayload",
+    "Transport",
+    "TransportConfig",
+    "TransportFactory",
+]
+
+R = TypeVar("R", bound=msgspec.Struct)
+StreamPayload = Task | Message | _StatusUpdate | TaskArtifactUpdateEvent
+
+#: the `protocolBinding` names of the three standard bindings (§5.8: compared upper-case)
+JSONRPC: Final = "JSONRPC"
+HTTP_JSON: Final = "HTTP+JSON"
+GRPC: Final = "GRPC"
+
+
+@dataclass(frozen=True)
+class StreamEvent:
+    """One event of a stream: the payload, the event id it came with, and whether it is
+    the task snapshot that opened a re-subscription (`resync`, set by the client)."""
+
+    payload: StreamPayload
+    id: str | None = None
+    resync: bool = False
+
+
+@dataclass
+class StreamHints:
+    """What a stream learnt that outlives it: the server's reconnection delay (SSE
+    `retry:`, milliseconds), kept across the streams a resumed subscription opens."""
+
+    retry_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class TransportConfig:
+    """Where one interface is and how to talk to it."""
+
+    url: str
+    """The interface's URL, absolute."""
+    version: str = PROTOCOL_VERSION
+    """The A2A version (Major.Minor) this interface is spoken in."""
+    extensions: tuple[str, ...] = ()
+    """The extensions to activate (`A2A-Extensions`)."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """The caller's and the credentials' headers (`Authorization`, an API key header)."""
+    query: Mapping[str, str] = field(default_factory=dict)
+    """Query parameters of every HTTP request (an API key the card puts in the query)."""
+    timeout: float = 60.0
+    connect_timeout: float = 10.0
+    idle_timeout: float | None = 60.0
+    """A stream silent (not even a keep-alive) this long counts as dropped."""
+
+    def service_params(self) -> dict[str, str]:
+        """The service parameters of every request, by their HTTP header names."""
+        params = {"A2A-Version": self.version, **self.headers}
+        if self.extensions:
+            params["A2A-Extensions"] = ", ".join(self.extensions)
+        return params
+
+
+class Transport(Protocol):
+    """One binding's wire for one interface (see the module for the contract)."""
+
+    @property
+    def binding(self) -> str:
+        """The binding's `protocolBinding` name (`JSONRPC`, `HTTP+JSON`, `GRPC`)."""
+        ...
+
+    @property
+    def config(self) -> TransportConfig: ...
+
+    @property
+    def activated_extensions(self) -> frozenset[str]:
+        """The extensions the agent said it activated on the last answer."""
+        ...
+
+    async def call(self, method: Method[msgspec.Struct, R], params: msgspec.Struct) -> R:
+        """One unary call: `method` with `params`, its typed result."""
+        ...
+
+    def stream(
+        self,
+        method: Method[msgspec.Struct, StreamResponse],
+        params: msgspec.Struct,
+        *,
+        last_event_id: str | None = None,
+        hints: StreamHints | None = None,
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """The events of a streaming call, resumed after `last_event_id` when given."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what the transport opened (an httpx client passed in stays open)."""
+        ...
+
+
+#: how a binding is opened: its config, and the httpx client to share (the HTTP
+#: bindings use it; `None`: the transport opens and closes its own)
+TransportFactory = Callable[[TransportConfig, "httpx.AsyncClient | None"], Transport]

@@ -1,0 +1,1 @@
+"""The protocol bindings of the A2A server: thin translations over `_calls`."""
