@@ -86,3 +86,41 @@ def test_errors_are_the_typed_1_0_errors() -> None:
     plain = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "bad"}}
     assert isinstance(V03.error(msgspec.json.encode(plain)), A2AInvalidParams)
     assert V03.error(b'{"jsonrpc": "2.0", "id": 1, "result": {}}') is None
+
+
+# -- a 0.3 card -------------------------------------------------------------------------------
+
+V03_CARD = {
+    "name": "old agent",
+    "description": "speaks 0.3",
+    "url": "http://127.0.0.1:9/a2a",
+    "version": "1",
+    "protocolVersion": "0.3.0",
+    "capabilities": {"streaming": True},
+    "defaultInputModes": ["text/plain"],
+    "defaultOutputModes": ["text/plain"],
+    "skills": [],
+}
+
+
+def test_a_0_3_card_is_read_as_its_1_0_form_and_picks_0_3() -> None:
+    from interlink.a2a._card import _decode_card
+    from interlink.a2a.client._negotiate import plan
+
+    card = _decode_card(msgspec.json.encode(V03_CARD), "http://127.0.0.1:9/")
+    (interface,) = card.supported_interfaces
+    assert (interface.url, interface.protocol_binding) == ("http://127.0.0.1:9/a2a", "JSONRPC")
+    assert interface.protocol_version == "0.3.0"
+    _, steps = plan(card, "http://127.0.0.1:9/.well-known/agent-card.json")
+    assert [step.version for step in steps] == ["0.3"]
+    _, pinned = plan(card, version="1.0")
+    assert pinned == []  # (a 1.0 pin does not fall back to 0.3: §3.6.3)
+
+
+def test_a_card_with_1_0_interfaces_is_read_as_it_is() -> None:
+    from interlink.a2a._card import _decode_card
+
+    interfaces = [{"url": "http://x/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]
+    merged = {**V03_CARD, "supportedInterfaces": interfaces}
+    card = _decode_card(msgspec.json.encode(merged), "http://x/")
+    assert [i.protocol_version for i in card.supported_interfaces] == ["1.0"]
