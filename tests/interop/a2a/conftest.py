@@ -118,6 +118,29 @@ def v03_env(sdk_dir: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(sdk_dir), path) if p)}
 
 
+@contextlib.contextmanager
+def peer_server(cmd: Sequence[str], url: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """Run the peer server `cmd` until its card answers at `url` (fail, with its output,
+    when it does not); yield `url`; stop it (then kill it) on exit."""
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=log, stderr=log, start_new_session=True
+        )
+        try:
+            if not card_served(proc, url):
+                log.seek(0)
+                pytest.fail(f"peer server did not start: {cmd}\n{log.read().decode()}")
+            yield url
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=STOP_TIMEOUT)
+
+
 # -- the server under test ------------------------------------------------------------------
 
 

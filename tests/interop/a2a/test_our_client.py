@@ -7,13 +7,8 @@ Each peer server (``peers/py_server.py`` on ``a2a-sdk``, ``peers/js_server.mjs``
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 
 import pytest
@@ -21,8 +16,8 @@ import pytest
 from interlink.a2a import TaskNotCancelable, TaskNotFound, UnsupportedOperation, _card
 from interlink.a2a import types as t
 from interlink.a2a.client._client import A2AClient, StreamEvent
-from tests.interop.a2a.conftest import PEERS, ROOT, PeerKind
-from tests.serving import card_served, free_port
+from tests.interop.a2a.conftest import PEERS, PeerKind, peer_server
+from tests.serving import free_port
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
 COMPLETED = t.TaskState.TASK_STATE_COMPLETED
@@ -36,23 +31,9 @@ def peer(request: pytest.FixtureRequest) -> Iterator[str]:
         cmd = [sys.executable, str(PEERS / "py_server.py"), str(port)]
     else:
         cmd = [shutil.which("node") or "node", str(PEERS / "js_server.mjs"), str(port)]
-    url = f"http://127.0.0.1:{port}/"
-    with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=log, start_new_session=True)
-        try:
-            if not card_served(proc, url):
-                log.seek(0)
-                pytest.fail(f"peer server did not start: {cmd}\n{log.read().decode()}")
-            _card.clear_card_cache()
-            yield url
-        finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
+    with peer_server(cmd, f"http://127.0.0.1:{port}/") as url:
+        _card.clear_card_cache()
+        yield url
 
 
 def status_text(payload: object) -> str:

@@ -14,13 +14,11 @@ fields absent); errors are ``{"code", "message", "data"}`` as the SDK surfaced t
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,8 +33,15 @@ from interlink.a2a import (
     UnsupportedOperation,
 )
 from interlink.a2a import types as t
-from tests.interop.a2a.conftest import PEERS, ROOT, A2AServer, PeerRunError, v03_env
-from tests.serving import card_served, free_port
+from tests.interop.a2a.conftest import (
+    PEERS,
+    ROOT,
+    A2AServer,
+    PeerRunError,
+    peer_server,
+    v03_env,
+)
+from tests.serving import free_port
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(300)]  # (the first installs the SDK)
 
@@ -218,24 +223,8 @@ def sdk_server(a2a_v03_sdk: Path) -> Iterator[str]:
     """The URL of an a2a-sdk 0.3.26 agent on loopback."""
     port = free_port()
     cmd = [sys.executable, str(PEERS / "py_v03_server.py"), str(port)]
-    url = f"http://127.0.0.1:{port}/"
-    with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen(
-            cmd, cwd=ROOT, env=v03_env(a2a_v03_sdk), stdout=log, stderr=log, start_new_session=True
-        )
-        try:
-            if not card_served(proc, url):
-                log.seek(0)
-                pytest.fail(f"0.3 peer server did not start: {cmd}\n{log.read().decode()}")
-            yield url
-        finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
+    with peer_server(cmd, f"http://127.0.0.1:{port}/", v03_env(a2a_v03_sdk)) as url:
+        yield url
 
 
 def status_text(payload: object) -> str:
