@@ -41,6 +41,7 @@ from tests.interop.a2a.conftest import (
     peer_server,
     v03_env,
 )
+from tests.interop.a2a.test_our_client import status_text
 from tests.serving import free_port
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(300)]  # (the first installs the SDK)
@@ -225,12 +226,6 @@ def sdk_server(a2a_v03_sdk: Path) -> Iterator[str]:
     cmd = [sys.executable, str(PEERS / "py_v03_server.py"), str(port)]
     with peer_server(cmd, f"http://127.0.0.1:{port}/", v03_env(a2a_v03_sdk)) as url:
         yield url
-
-
-def status_text(payload: object) -> str:
-    if isinstance(payload, t.Task | t.TaskStatusUpdateEvent) and payload.status.message:
-        return "".join(str(p.text) for p in payload.status.message.parts)
-    return ""
 
 
 async def test_our_client_speaks_0_3_to_a_0_3_card(sdk_server: str) -> None:
