@@ -206,3 +206,18 @@ async def test_a_0_3_stream_ends_final_and_its_errors_are_events(serve: Serve) -
     assert refused["error"]["code"] == -32004
     (unknown,) = await sse_v03(served, "tasks/resubscribe", {"id": "nope"})
     assert unknown["error"]["code"] == -32001
+
+
+async def test_the_extended_card_in_0_3_has_the_url_of_the_public_card(serve: Serve) -> None:
+    extended = msgspec.structs.replace(card(), name="test agent (extended)")
+    app = create_app(Scripted(), card(extended_agent_card=True), extended_card=extended)
+    served = await serve(app)
+    answer = await call_v03(served, "agent/getAuthenticatedExtendedCard", {})
+    got = answer["result"]
+    assert got["name"] == "test agent (extended)"
+    assert got["url"] == served.url  # (configured without interfaces: the public card's)
+    assert got["protocolVersion"] == "0.3.0"
+    sdk_v03().AgentCard.model_validate(got)
+    # in 1.0 it is the card as configured
+    new = await call_v03(served, "GetExtendedAgentCard", {}, **{"A2A-Version": "1.0"})
+    assert "supportedInterfaces" not in new["result"]

@@ -135,14 +135,24 @@ class PublishedCard:
         if found is not None:
             self._variants.move_to_end(key)
             return found
-        url = interface_url(scope, headers, self.rpc_path)
-        interface = AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
-        card = msgspec.structs.replace(self.card, supported_interfaces=[interface])
+        card = msgspec.structs.replace(
+            self.card, supported_interfaces=self.interfaces(scope, headers)
+        )
         found = _variant(card, self.signer, v03)
         self._variants[key] = found
         while len(self._variants) > VARIANTS:
             self._variants.popitem(last=False)
         return found
+
+    def interfaces(
+        self, scope: MutableMapping[str, object], headers: Mapping[str, str]
+    ) -> list[AgentInterface]:
+        """The card's interfaces as served for this request: its own, or the JSON-RPC
+        interface the request reached (raises `BadHost`)."""
+        if not self.per_request:
+            return list(self.card.supported_interfaces)
+        url = interface_url(scope, headers, self.rpc_path)
+        return [AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")]
 
     def not_modified(self, variant: CardVariant, headers: Mapping[str, str]) -> bool:
         """Whether a conditional GET of `variant` may be answered 304 (RFC 9110, 13.1):

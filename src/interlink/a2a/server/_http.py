@@ -132,7 +132,7 @@ class A2AApp:
         self._publish(self.server.card)
 
     def _publish(self, card: AgentCard) -> None:
-        self._published = PublishedCard(card, self.rpc_path, self._signer)
+        self.published = PublishedCard(card, self.rpc_path, self._signer)
         self.extensions = CardExtensions.of(card)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -203,7 +203,7 @@ class A2AApp:
                 return
 
     async def _card_response(self, scope: Scope, send: Send, extra: Headers) -> None:
-        status, headers, body = self._published.response(scope, headers_of(scope))
+        status, headers, body = self.published.response(scope, headers_of(scope))
         await send({"type": "http.response.start", "status": status, "headers": [*headers, *extra]})
         await send({"type": "http.response.body", "body": body})
 

@@ -22,7 +22,7 @@ know) reads, and verifies the signatures of, the 1.0 card; `A2A-Version: 1.x` ge
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from typing import Final, cast
 from urllib.parse import parse_qs
 
@@ -31,7 +31,7 @@ import msgspec
 from interlink.a2a import _codec
 from interlink.a2a._errors import VersionNotSupported, bad_request
 from interlink.a2a._methods import METHODS
-from interlink.a2a._types import AgentCard, StreamResponse
+from interlink.a2a._types import AgentCard, AgentInterface, StreamResponse
 from interlink.a2a.compat import _v03 as compat
 from interlink.a2a.compat import _v03_types as v
 from interlink.a2a.server._handler import A2AServer, Call, Handler
@@ -70,10 +70,15 @@ def is_v03(version: str) -> bool:
 
 
 async def call_v03(
-    server: A2AServer, method: str, params: msgspec.Raw | None, call: Call
+    server: A2AServer,
+    method: str,
+    params: msgspec.Raw | None,
+    call: Call,
+    interfaces: Callable[[], list[AgentInterface]] = list,
 ) -> bytes | TaskStream:
     """Carry out a 0.3 call: the result as 0.3 JSON, or the stream (its events still 1.0:
-    `event_to_v03` each)."""
+    `event_to_v03` each). A card without interfaces (an extended card as configured)
+    gets `interfaces()`, those of the public card as served: 0.3 requires its `url`."""
     if method in METHODS:
         raise VersionNotSupported(
             f"{method} is an A2A 1.0 method, and a request without A2A-Version is 0.3: "
@@ -93,6 +98,8 @@ async def call_v03(
     result = await handler(request, call)
     if isinstance(result, TaskStream):
         return result
+    if isinstance(result, AgentCard) and not result.supported_interfaces:
+        result = msgspec.structs.replace(result, supported_interfaces=interfaces())
     return msgspec.json.encode(compat.result_to_v03(new.name, result))
 
 

@@ -124,7 +124,14 @@ async def _dispatch(
     `call_v03`, and its stream's events are translated."""
     if call.version == V03:
         params = None if request.params is msgspec.UNSET else request.params
-        answer = await call_v03(exchange.app.server, request.method, params, call)
+        app = exchange.app
+        answer = await call_v03(
+            app.server,
+            request.method,
+            params,
+            call,
+            lambda: app.published.interfaces(exchange.scope, exchange.headers),
+        )
         if isinstance(answer, TaskStream):
             answer.translate = event_to_v03
         return answer
