@@ -286,3 +286,59 @@ async def test_stream_and_resubscribe(sdk_server: str) -> None:
         with pytest.raises(A2AInvalidParams, match="terminal state"):
             async for _ in client.subscribe(slow.id):
                 pass
+
+
+# -- a signed card ----------------------------------------------------------------------------
+
+VERIFY_V03 = """
+import json, sys
+from a2a.types import AgentCard
+from a2a.utils.signing import create_signature_verifier
+card = AgentCard.model_validate(json.load(open(sys.argv[1])))
+key = open(sys.argv[2], "rb").read()
+create_signature_verifier(lambda kid, jku: key, ["ES256"])(card)
+card.name = "someone else"
+try:
+    create_signature_verifier(lambda kid, jku: key, ["ES256"])(card)
+except Exception as exc:
+    print(type(exc).__name__)
+"""
+
+
+def test_a_signed_card_verifies_for_the_0_3_sdk_and_for_1_0_readers(
+    a2a_v03_sdk: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("joserfc")
+    import msgspec
+
+    from interlink.a2a import verify_card
+    from interlink.a2a._card_sign import SigningKey
+    from interlink.a2a.server._card_serve import PublishedCard
+    from tests.a2a.agents import card
+    from tests.a2a.test_card_sign import pem_pair
+
+    private, public = pem_pair(tmp_path, "ES256")
+    bearer = t.SecurityScheme(
+        http_auth_security_scheme=t.HTTPAuthSecurityScheme(scheme="Bearer", bearer_format="JWT")
+    )
+    secured = msgspec.structs.replace(card(), name="signé", security_schemes={"bearer": bearer})
+    published = PublishedCard(secured, "/", SigningKey.load(private))
+    scope: dict[str, object] = {
+        "type": "http",
+        "scheme": "https",
+        "headers": [(b"host", b"agent.example")],
+    }
+    _, _, body = published.response(scope, {"host": "agent.example"})
+    served = msgspec.json.decode(body)
+    assert len(served["signatures"]) == 2  # (1.0's, then the 0.3 SDK's)
+    verify_card(served, public)
+    (tmp_path / "card.json").write_bytes(body)
+    checked = subprocess.run(
+        [sys.executable, "-c", VERIFY_V03, str(tmp_path / "card.json"), str(public)],
+        env=v03_env(a2a_v03_sdk),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout.strip() == "InvalidSignaturesError"  # (and a changed card fails)

@@ -37,7 +37,7 @@ import msgspec
 from interlink.a2a import _codec
 from interlink.a2a._card_sign import SigningKey, sign_card
 from interlink.a2a._types import AgentCard, AgentInterface
-from interlink.a2a.server._v03 import card_body, is_v03, requested_version
+from interlink.a2a.server._v03 import card_body, is_v03, requested_version, sdk_v03_payload
 
 __all__ = ["CardVariant", "PublishedCard", "interface_url"]
 
@@ -90,8 +90,13 @@ def interface_url(
 
 
 def _variant(card: AgentCard, signer: SigningKey | None, v03: bool) -> CardVariant:
-    """The card as served: signed (the 1.0 card is), and with its 0.3 fields for `v03`."""
+    """The card as served: signed (the 1.0 card is), and with its 0.3 fields for `v03`
+    (signed for the 0.3 SDK's readers too)."""
     signed = card if signer is None else sign_card(card, signer)
+    payload = sdk_v03_payload(signed) if v03 and signer is not None else None
+    if payload is not None:
+        assert signer is not None
+        signed = sign_card(signed, signer, payload=payload)
     body = _codec.encode(signed)
     if v03:
         body = card_body(signed, body)

@@ -16,11 +16,14 @@ asking for 0.3, the card carries the 0.3 fields (`url`, `preferredTransport`,
 `protocolVersion`, `additionalInterfaces`, ...) beside the 1.0 ones, which are exactly
 the 1.0 card's, so that a 1.0 reader that parses the card (and drops what it does not
 know) reads, and verifies the signatures of, the 1.0 card; `A2A-Version: 1.x` gets the
-1.0 card alone (a verifier that canonicalizes the JSON as received needs it so).
+1.0 card alone (a verifier that canonicalizes the JSON as received needs it so). A
+signed card gets one more signature there, over what the official 0.3 SDK verifies
+(`sdk_v03_payload`), so that its readers verify it too.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Final, cast
@@ -29,6 +32,7 @@ from urllib.parse import parse_qs
 import msgspec
 
 from interlink.a2a import _codec
+from interlink.a2a._card_sign import _drop_empty
 from interlink.a2a._errors import VersionNotSupported, bad_request
 from interlink.a2a._methods import METHODS
 from interlink.a2a._types import AgentCard, AgentInterface, StreamResponse
@@ -47,6 +51,7 @@ __all__ = [
     "event_to_v03",
     "is_v03",
     "requested_version",
+    "sdk_v03_payload",
 ]
 
 V03: Final = "0.3"
@@ -130,6 +135,34 @@ def card_body(card: AgentCard, body: bytes) -> bytes:
     assert isinstance(new, dict)
     assert isinstance(old, dict)
     return msgspec.json.encode(_beside(new, old))
+
+
+#: the card's fields with a default in the official SDK's 0.3 models
+_SDK_DEFAULTS: Final = (
+    ("protocolVersion", compat.PROTOCOL_VERSION),
+    ("preferredTransport", "JSONRPC"),
+)
+
+
+def sdk_v03_payload(card: AgentCard) -> bytes | None:
+    """The payload the official Python SDK 0.3 (`a2a-sdk` 0.3.x) checks a card's
+    signatures against: the 0.3 card without `signatures` and without the fields at their
+    0.3 defaults (`protocolVersion` "0.3.0", `preferredTransport` "JSONRPC", a security
+    scheme's `type`: pydantic's `exclude_defaults`), empty values dropped, written by
+    `json.dumps(sort_keys=True)` (not RFC 8785: non-ASCII as escapes). None for a card
+    without a 0.3 form."""
+    try:
+        old = msgspec.to_builtins(compat.card_to_v03(card))
+    except ValueError:
+        return None
+    assert isinstance(old, dict)
+    old.pop("signatures", None)
+    for name, default in _SDK_DEFAULTS:
+        if old.get(name) == default:
+            del old[name]
+    for scheme in old.get("securitySchemes", {}).values():
+        scheme.pop("type", None)
+    return json.dumps(_drop_empty(old), separators=(",", ":"), sort_keys=True).encode()
 
 
 def _beside(new: dict[str, object], old: dict[str, object]) -> dict[str, object]:
