@@ -17,6 +17,7 @@ if [ -d "$spec" ]; then
   python tools/gen_acp.py --check
   python tools/gen_a2a.py --check
   python tools/gen_a2a_v03.py --check
+  python tools/gen_a2a_grpc.py --check
 elif [ "${CI:-}" = "true" ]; then
   echo "no spec at $spec: the generators read shared/spec beside the repository" \
     "(or set INTERLINK_SPEC_DIR); CI=true requires it" >&2

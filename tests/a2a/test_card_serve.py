@@ -88,7 +88,10 @@ async def test_plain_uvicorn(tmp_path: Path, http: str) -> None:
         url = f"http://127.0.0.1:{port}/"
         answer = await card_at(url)
         interfaces = answer.json()["supportedInterfaces"]
-        assert interfaces == [{"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]
+        assert interfaces == [
+            {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            {"url": url.rstrip("/"), "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+        ]
         assert answer.headers["vary"] == "Host, A2A-Version"
         await talk(url)
         # the name the client used is the one the card gives back

@@ -5,19 +5,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx
+import msgspec
 import pytest
 
 from interlink.a2a import (
     A2AHttpError,
+    AuthenticationRequired,
     NoInterfaceAnswered,
     NoUsableInterface,
     Outcome,
     TaskNotFound,
+    _card,
     create_app,
 )
 from interlink.a2a import types as t
@@ -208,3 +212,66 @@ async def test_one_choice_is_not_probed(serve: Serve) -> None:
         assert seen == []
         assert client.negotiation.picked is not None
         assert client.negotiation.picked.reason == "the only choice"
+
+
+async def test_a_v03_card_is_read_with_its_interfaces_at_0_3() -> None:
+    old = msgspec.json.encode(
+        {
+            "name": "old agent",
+            "description": "speaks 0.3",
+            "version": "1",
+            "url": "http://old.test/rpc",
+            "preferredTransport": "JSONRPC",
+            "additionalInterfaces": [
+                {"url": "http://old.test/rpc", "transport": "JSONRPC"},
+                {"url": "http://old.test/rest", "transport": "HTTP+JSON"},
+            ],
+            "protocolVersion": "0.3.0",
+            "capabilities": {"streaming": True},
+            "defaultInputModes": ["text/plain"],
+            "defaultOutputModes": ["text/plain"],
+            "skills": [],
+        }
+    )
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=old)
+
+    _card.clear_card_cache()
+    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
+        card_, card_url = await _card.fetch_card("http://old.test/", client=http)
+    assert card_.name == "old agent"
+    _, steps = plan(card_, card_url, factories=everything)
+    assert [(s.url, s.version) for s in steps] == [
+        ("http://old.test/rpc", "0.3"),
+        ("http://old.test/rest", "0.3"),
+    ]
+
+
+async def test_version_refused_falls_back_and_401_is_an_answer() -> None:
+    """/old claims 1.0 but answers -32009; /locked wants credentials (an answer: the
+    same would hold on every interface); /rest is never asked."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/old":
+            error = {"code": -32009, "message": "A2A version not supported"}
+            body = json.loads(request.content)
+            return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "error": error})
+        assert request.url.path == "/locked", request.url
+        return httpx.Response(401, headers={"www-authenticate": 'Bearer realm="a2a"'})
+
+    card_ = with_interfaces(
+        iface("http://a.test/old"),
+        iface("http://a.test/rest", "HTTP+JSON"),
+        iface("http://a.test/locked"),
+    )
+    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
+        client = await A2AClient.from_card(card_, client=http)
+        assert client.url == "http://a.test/locked"
+        with pytest.raises(AuthenticationRequired):
+            await client.get_task("x")
+    outcomes = [(c.outcome, c.reason) for c in client.negotiation.candidates]
+    assert outcomes[0][0] is Outcome.FAILED
+    assert outcomes[0][1].startswith("the interface does not serve this version")
+    assert outcomes[1] == (Outcome.NOT_TRIED, "choice 3 of 3")
+    assert outcomes[2] == (Outcome.PICKED, "it answered")

@@ -2,7 +2,8 @@
 
 `resolve_card(url)` reads `{url}/.well-known/agent-card.json` (a URL already ending in
 that path is used as is), decodes it with the codec (a bad card is a `CardError` naming
-each bad field) and picks the first interface, in the card's order, whose
+each bad field; an A2A 0.3 card is read in its 1.0 form, `compat.card_from_v03`) and
+picks the first interface, in the card's order, whose
 `protocolBinding` is `JSONRPC` and whose `protocolVersion` is 1.0 (the patch number is
 ignored). Cards are cached per URL in the process: `Cache-Control: max-age` (less
 `Age`) keeps a card fresh; after that, or with `no-cache`, a card with an `ETag` is
@@ -23,8 +24,6 @@ import msgspec
 
 from interlink.a2a import _codec
 from interlink.a2a._types import AgentCard, AgentInterface
-from interlink.a2a.compat import _v03 as compat
-from interlink.a2a.compat import _v03_types as v03
 
 __all__ = [
     "CARD_PATH",
@@ -143,20 +142,30 @@ def select_interface(card: AgentCard, card_url: str = "") -> ResolvedCard:
 
 
 def _decode_card(body: bytes, url: str) -> AgentCard:
-    """The card at `url`; a 0.3 card (no `supportedInterfaces`, a `url`) as its 1.0 form,
-    whose interfaces say 0.3 (`compat.card_from_v03`), so a client speaks 0.3 to it."""
     try:
         card = _codec.decode(AgentCard, body)
     except _codec.ValidationError as exc:
+        old = _v03_card(body)
+        if old is not None:
+            return old
         problems = "; ".join(f"{v.field or '<card>'}: {v.description}" for v in exc.violations)
         raise CardError(f"invalid agent card at {url}: {problems}", url) from None
-    if card.supported_interfaces:
-        return card
+    if not card.supported_interfaces:
+        return _v03_card(body) or card
+    return card
+
+
+def _v03_card(body: bytes) -> AgentCard | None:
+    """An A2A 0.3 card (`url`, `preferredTransport`, no `supportedInterfaces`) in its
+    1.0 form, its interfaces at version 0.3; None when `body` is not one."""
+    from interlink.a2a.compat import _v03 as compat
+    from interlink.a2a.compat import _v03_types as v
+
     try:
-        old = msgspec.json.decode(body, type=v03.AgentCard)
-    except msgspec.ValidationError:
-        return card  # (not a 0.3 card either: one without interfaces, refused later)
-    return compat.card_from_v03(old)
+        old = msgspec.json.decode(body, type=v.AgentCard)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    return compat.card_from_v03(old) if old.url else None
 
 
 def _lifetime(headers: httpx.Headers) -> float | None:

@@ -15,6 +15,7 @@ a violation.
 import enum
 import re
 import types
+from collections.abc import Mapping
 from typing import (
     Annotated,
     Final,
@@ -36,6 +37,7 @@ __all__ = [
     "ValidationError",
     "decode",
     "encode",
+    "from_query",
     "missing_required",
     "to_builtins",
 ]
@@ -94,6 +96,61 @@ def decode(type_: type[T], data: bytes | msgspec.Raw, *, check_required: bool = 
         if missing:
             raise ValidationError(missing)
     return result
+
+
+def from_query(type_: type[msgspec.Struct], query: Mapping[str, list[str]]) -> dict[str, object]:
+    """The fields of `type_` that query parameters give (§11.5), by JSON name, as JSON
+    values for `decode`: names in camelCase (snake_case accepted), booleans `true` /
+    `false`, numbers in decimal, enums by name, timestamps in RFC 3339, repeated fields
+    as repeated parameters or comma-separated lists. A parameter that names no field
+    is left out (the service parameters travel there too); a message field or a value
+    of the wrong form raises `ValidationError`."""
+    schema = _schema(type_).by_key
+    out: dict[str, object] = {}
+    problems: list[FieldViolation] = []
+    for key, values in query.items():
+        entry = schema.get(key)
+        if entry is None or not values:
+            continue
+        if entry.json in out:
+            problems.append(FieldViolation(entry.json, f"given twice, also as {key!r}"))
+            continue
+        if entry.child is not None or entry.kind == "map":
+            problems.append(FieldViolation(entry.json, "not a query parameter (a message)"))
+            continue
+        if entry.kind == "list":
+            items = [v for value in values for v in value.split(",") if v]
+            converted = [_query_scalar(v, entry.element) for v in items]
+        else:
+            if len(values) > 1:
+                problems.append(FieldViolation(entry.json, "given more than once"))
+                continue
+            converted = [_query_scalar(values[0], entry.element)]
+        bad = next((v for v in converted if isinstance(v, _Bad)), None)
+        if bad is not None:
+            problems.append(FieldViolation(entry.json, bad.description))
+            continue
+        out[entry.json] = converted if entry.kind == "list" else converted[0]
+    if problems:
+        raise ValidationError(tuple(problems))
+    return out
+
+
+class _Bad(NamedTuple):
+    description: str
+
+
+def _query_scalar(value: str, type_: object) -> object:
+    """A query parameter's value as the JSON value of a field of `type_`."""
+    if type_ is bool:
+        if value not in ("true", "false"):
+            return _Bad(f"expected true or false, got {value!r}")
+        return value == "true"
+    if type_ is int:
+        if not _INTEGER.fullmatch(value):
+            return _Bad(f"expected an integer, got {value!r}")
+        return int(value)
+    return value  # strings, enum names, timestamps: the decoder checks them
 
 
 def encode(obj: msgspec.Struct) -> bytes:

@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import ClassVar
 
+import msgspec
+
 from interlink.a2a._codec import FieldViolation
 from interlink.jsonrpc import ConnectionClosed, ErrorObject, InvalidParams, RpcError
 
@@ -26,6 +28,32 @@ def error_info(reason: str, metadata: Mapping[str, str] | None = None) -> list[o
     return [
         {"@type": ERROR_INFO, "reason": reason, "domain": DOMAIN, "metadata": dict(metadata or {})}
     ]
+
+
+#: the ErrorInfo reason of the JSON-RPC core's own errors
+CORE_REASONS: Mapping[int, str] = {
+    -32700: "PARSE_ERROR",
+    -32600: "INVALID_REQUEST",
+    -32601: "METHOD_NOT_FOUND",
+    -32602: "INVALID_PARAMS",
+    -32603: "INTERNAL_ERROR",
+}
+
+
+def details_of(code: int, data: object) -> list[object]:
+    """The typed details of an error whose `data` is `data`: as they are when they are
+    a list already (the A2A errors'), else one `ErrorInfo` whose reason comes from the
+    code and whose metadata are the items of a plain-object `data` (the core's errors),
+    each a string (JSON for other values)."""
+    if isinstance(data, list):
+        return data
+    metadata: dict[str, str] = {}
+    if isinstance(data, dict):
+        metadata = {
+            str(k): v if isinstance(v, str) else msgspec.json.encode(v).decode()
+            for k, v in data.items()
+        }
+    return error_info(CORE_REASONS.get(code, "ERROR"), metadata)
 
 
 def bad_request(violations: Iterable[tuple[str, str]]) -> InvalidParams:

@@ -2,9 +2,14 @@
 
 ATTR is an app made by `interlink.a2a.create_app` (or a factory returning one). The
 store defaults to the agent's own SQLite file in the data directory, named after its
-card (`--store memory:` keeps nothing); an SQLite file serves one process at a time. A
-card that lists no interface gets the address each request came to, or `--public-url`
-(behind a proxy).
+card (`--store memory:` keeps nothing); an SQLite file serves one process at a time.
+The app serves the bindings it was made with (`create_app`: JSON-RPC and HTTP+JSON
+unless told otherwise). A card that lists no interface lists each of them at the
+address each request came to, or at `--public-url` (behind a proxy).
+
+With `--grpc-port N`, the same process serves the gRPC binding too (`interlink[grpc]`),
+from the same `A2AServer` (one store, one runtime), and the card lists that interface
+(`GRPC`, `HOST:N`) after the HTTP one.
 
 Once the socket listens and the app has started, `serving on http://HOST:PORT/` is the
 one line on stdout (a script waits for it: a failed start closes stdout without it and
@@ -77,15 +82,23 @@ def add_parser(commands: Commands) -> None:
         type=_public_url,
         default=None,
         metavar="URL",
-        help="the URL clients reach the agent at (behind a proxy), listed as the card's "
-        "JSON-RPC interface when the card lists none (default: the address each request "
-        "came to: its scheme, Host and mount path)",
+        help="the URL clients reach the agent at (behind a proxy), where the card lists "
+        "its interfaces (JSON-RPC, HTTP+JSON) when it lists none (default: the address "
+        "each request came to: its scheme, Host and mount path)",
     )
     serve.add_argument(
         "--sign-key",
         metavar="FILE",
         help="sign the agent card with this PEM private key: EC P-256 (ES256), RSA "
         "(RS256) or Ed25519 (EdDSA) (§8.4; needs interlink[sign])",
+    )
+    serve.add_argument(
+        "--grpc-port",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="also serve the gRPC binding on this port, on the same host (0: a free port; "
+        "the card lists it; needs interlink[grpc])",
     )
     serve.add_argument("--log-level", default="info")
 
@@ -194,16 +207,41 @@ def run(args: argparse.Namespace) -> int:
     port = listeners[0].getsockname()[1]
     url = f"http://{_authority(_UNSPECIFIED.get(args.host, args.host), port)}/"
     if args.public_url is not None:
-        app.use_card(with_interface(app.server.card, args.public_url))
+        app.use_card(with_interface(app.server.card, args.public_url, app.interfaces))
     what = f"serving {app.server.card.name!r} · tasks: {_store_text(store_url)}"
+    grpc_side = None
+    if args.grpc_port is not None:
+        try:
+            from interlink.cli._a2a_grpc import GrpcSide
+        except ImportError as exc:
+            print(
+                f"interlink a2a serve: --grpc-port needs interlink[grpc] ({exc})", file=sys.stderr
+            )
+            return 2
+        public = args.public_url or url
+        grpc_side = GrpcSide(app, args.host, args.grpc_port, public, listed=args.public_url)
 
     class Server(StreamingServer):  # open streams end when it stops: see _a2a_uvicorn
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets)  # the app started, the socket listens
+            if self.started and grpc_side is not None:
+                try:
+                    where = await grpc_side.start()
+                except (OSError, RuntimeError) as exc:
+                    print(f"interlink a2a serve: gRPC: {exc}", file=sys.stderr, flush=True)
+                    self.started = False
+                    self.should_exit = True
+                    return
+                print(f"serving gRPC on {where}", file=sys.stderr, flush=True)
             if self.started:
                 # (stdout: a script reads this line to learn that and where it serves)
                 print(f"serving on {url}", flush=True)
                 print(what, file=sys.stderr, flush=True)  # (for people: the name, the store)
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            if grpc_side is not None:  # (first: its streams end, then the app stops)
+                await grpc_side.stop()
+            await super().shutdown(sockets)
 
     server = Server(config(app, host=args.host, port=port, log_level=args.log_level))
     try:

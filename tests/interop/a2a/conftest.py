@@ -151,6 +151,8 @@ class A2AServer:
     url: str
     proc: subprocess.Popen[bytes]
     stderr_file: IO[bytes]
+    #: the gRPC interface's target (`host:port`), when it serves one (`--grpc-port`)
+    grpc: str = ""
 
     def stderr_tail(self, limit: int = 8000) -> str:
         self.stderr_file.flush()
@@ -160,10 +162,16 @@ class A2AServer:
 
 
 @contextlib.contextmanager
-def serve(extra_args: Sequence[str] = ()) -> Iterator[A2AServer]:
-    """Start the example agent with ``--store memory:``; stop (then kill) it on exit."""
+def serve(extra_args: Sequence[str] = (), *, grpc: bool = False) -> Iterator[A2AServer]:
+    """Start the example agent with ``--store memory:`` (and gRPC beside it, with
+    ``grpc``); stop (then kill) it on exit."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
+    grpc_target = ""
+    if grpc:
+        grpc_port = free_port()
+        grpc_target = f"127.0.0.1:{grpc_port}"
+        extra_args = [*extra_args, "--grpc-port", str(grpc_port)]
     cmd = [
         sys.executable,
         "-m",
@@ -188,7 +196,7 @@ def serve(extra_args: Sequence[str] = ()) -> Iterator[A2AServer]:
             stderr=stderr_file,
             start_new_session=True,
         )
-        server = A2AServer(url=url, proc=proc, stderr_file=stderr_file)
+        server = A2AServer(url=url, proc=proc, stderr_file=stderr_file, grpc=grpc_target)
         try:
             if not card_served(proc, url, STARTUP_TIMEOUT):
                 how = (
@@ -216,6 +224,13 @@ def serve(extra_args: Sequence[str] = ()) -> Iterator[A2AServer]:
 def a2a_server() -> Iterator[A2AServer]:
     """``interlink a2a serve examples/a2a_agent.py:app --store memory:`` on a free port."""
     with serve() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def a2a_grpc_server() -> Iterator[A2AServer]:
+    """The same, serving gRPC beside HTTP (``--grpc-port``; the card lists both)."""
+    with serve(grpc=True) as server:
         yield server
 
 

@@ -25,34 +25,45 @@ DIRECT_REPLY = "a direct message: no task was created"
 ACTIVE = {"TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"}
 
 
-@pytest.fixture(params=["py", "js"], ids=["py-sdk", "js-sdk"])
-def sdk(request: pytest.FixtureRequest) -> PeerKind:
-    kind: PeerKind = request.getfixturevalue(f"a2a_{request.param}_sdk")
-    return kind
+@pytest.fixture(
+    params=[("py", "JSONRPC"), ("js", "JSONRPC"), ("py", "GRPC")],
+    ids=["py-sdk", "js-sdk", "py-sdk-grpc"],
+)
+def sdk(request: pytest.FixtureRequest) -> tuple[PeerKind, str]:
+    """The client peer and the binding it speaks (the Python SDK's gRPC client talks to
+    the gRPC interface that ``--grpc-port`` adds to the card)."""
+    kind: PeerKind = request.getfixturevalue(f"a2a_{request.param[0]}_sdk")
+    return kind, request.param[1]
 
 
 class Run:
-    def __init__(self, sdk: PeerKind, server: A2AServer) -> None:
+    def __init__(self, sdk: PeerKind, server: A2AServer, binding: str = "JSONRPC") -> None:
         self.sdk = sdk
         self.server = server
+        self.binding = binding
 
     def __call__(self, scenario: str, *extra: str) -> Json:
+        if self.binding != "JSONRPC":
+            extra = (*extra, "--binding", self.binding)
         out = run_peer(self.sdk, self.server, scenario, extra)
         assert out["scenario"] == scenario
-        check_requests(out, self.server)
+        check_requests(out, self.server, self.binding)
         return out
 
 
 @pytest.fixture
-def run(sdk: PeerKind, a2a_server: A2AServer) -> Run:
-    return Run(sdk, a2a_server)
+def run(sdk: tuple[PeerKind, str], request: pytest.FixtureRequest) -> Run:
+    kind, binding = sdk
+    server = request.getfixturevalue("a2a_grpc_server" if binding == "GRPC" else "a2a_server")
+    return Run(kind, server, binding)
 
 
 # -- helpers ----------------------------------------------------------------------------------
 
 
-def check_requests(out: Json, server: A2AServer) -> None:
-    """Every request the SDK made carried ``A2A-Version: 1.0``; RPCs went to the card's URL."""
+def check_requests(out: Json, server: A2AServer, binding: str = "JSONRPC") -> None:
+    """Every request the SDK made carried ``A2A-Version: 1.0``; RPCs went to the card's URL
+    (over gRPC: each call carried ``a2a-version: 1.0`` metadata)."""
     requests = out["requests"]
     assert requests, "the peer recorded no HTTP request"
     assert requests[0] == {
@@ -61,6 +72,11 @@ def check_requests(out: Json, server: A2AServer) -> None:
         "rpc": None,
         "a2aVersion": "1.0",
     }
+    if binding == "GRPC":
+        for req in requests[1:]:
+            assert set(req) == {"grpc", "a2aVersion"}, req
+            assert req["a2aVersion"] == "1.0", req
+        return
     for req in requests[1:]:
         assert req["http"] == "POST", req
         assert req["path"] == "/", req
@@ -70,7 +86,7 @@ def check_requests(out: Json, server: A2AServer) -> None:
 
 
 def rpcs(out: Json) -> list[str]:
-    return [r["rpc"] for r in out["requests"][1:]]
+    return [r.get("rpc") or r["grpc"] for r in out["requests"][1:]]
 
 
 def text_of(parts: list[Json]) -> str:
@@ -123,13 +139,16 @@ def artifact_chunks(events: list[Json]) -> list[Json]:
 # -- scenarios --------------------------------------------------------------------------------
 
 
-def test_card_discovery(run: Run, a2a_server: A2AServer) -> None:
+def test_card_discovery(run: Run) -> None:
     out = run("card")
     card = out["card"]
     assert card["name"] == CARD_NAME
-    assert card["supportedInterfaces"] == [
-        {"url": a2a_server.url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
-    ]
+    interfaces = [{"url": run.server.url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]
+    if run.server.grpc:
+        interfaces.append(
+            {"url": run.server.grpc, "protocolBinding": "GRPC", "protocolVersion": "1.0"}
+        )
+    assert card["supportedInterfaces"] == interfaces
     assert card["capabilities"] == {"streaming": True, "pushNotifications": True}
     assert card["defaultInputModes"] == ["text/plain"]
     assert card["defaultOutputModes"] == ["text/plain"]

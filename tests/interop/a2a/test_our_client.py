@@ -2,18 +2,28 @@
 
 Each peer server (``peers/py_server.py`` on ``a2a-sdk``, ``peers/js_server.mjs`` on
 ``@a2a-js/sdk``) runs in a subprocess on 127.0.0.1 with the same agent: ``echo X``,
-``slow`` (working 0..6 then completed; cancellable), ``ask`` and ``message``.
+``slow`` (working 0..6 then completed; cancellable), ``ask`` and ``message``. The
+Python one also serves HTTP+JSON only (``py-sdk-rest``), and behind a card whose first
+two interfaces do not answer (``fallback``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 from collections.abc import Iterator
 
 import pytest
 
-from interlink.a2a import TaskNotCancelable, TaskNotFound, UnsupportedOperation, _card
+from interlink.a2a import (
+    NoInterfaceAnswered,
+    Outcome,
+    TaskNotCancelable,
+    TaskNotFound,
+    UnsupportedOperation,
+    _card,
+)
 from interlink.a2a import types as t
 from interlink.a2a.client._client import A2AClient, StreamEvent
 from tests.interop.a2a.conftest import PEERS, PeerKind, peer_server
@@ -23,16 +33,43 @@ pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
 COMPLETED = t.TaskState.TASK_STATE_COMPLETED
 
 
-@pytest.fixture(params=["py", "js"], ids=["py-sdk", "js-sdk"])
-def peer(request: pytest.FixtureRequest) -> Iterator[str]:
-    kind: PeerKind = request.getfixturevalue(f"a2a_{request.param}_sdk")
+@contextlib.contextmanager
+def sdk_peer(kind: str, mode: str = "jsonrpc") -> Iterator[str]:
+    """The `kind` peer server (in `mode`, for the Python one) on a free port: its URL.
+    `py-grpc` offers gRPC only (its card lists one `GRPC` interface)."""
     port = free_port()
-    if kind == "py":
-        cmd = [sys.executable, str(PEERS / "py_server.py"), str(port)]
+    if kind == "py-grpc":
+        cmd = [sys.executable, str(PEERS / "py_grpc_server.py"), str(port), str(free_port())]
+    elif kind == "py":
+        cmd = [sys.executable, str(PEERS / "py_server.py"), str(port), mode]
     else:
         cmd = [shutil.which("node") or "node", str(PEERS / "js_server.mjs"), str(port)]
     with peer_server(cmd, f"http://127.0.0.1:{port}/") as url:
         _card.clear_card_cache()
+        yield url
+
+
+@pytest.fixture(
+    params=[("py", "jsonrpc"), ("js", "jsonrpc"), ("py", "rest")],
+    ids=["py-sdk", "js-sdk", "py-sdk-rest"],
+)
+def peer(request: pytest.FixtureRequest) -> Iterator[str]:
+    name, mode = request.param
+    kind: PeerKind = request.getfixturevalue(f"a2a_{name}_sdk")
+    with sdk_peer(kind, mode) as url:
+        yield url
+
+
+@pytest.fixture(
+    params=[("py", "jsonrpc"), ("js", "jsonrpc"), ("py", "rest"), ("py-grpc", "grpc")],
+    ids=["py-sdk", "js-sdk", "py-sdk-rest", "py-sdk-grpc"],
+)
+def agent(request: pytest.FixtureRequest) -> Iterator[str]:
+    """`peer`, and the Python SDK's agent offering only gRPC, which the client
+    negotiates from its card (`interlink[grpc]`)."""
+    name, mode = request.param
+    request.getfixturevalue(f"a2a_{name.split('-')[0]}_sdk")
+    with sdk_peer(name, mode) as url:
         yield url
 
 
@@ -42,9 +79,10 @@ def status_text(payload: object) -> str:
     return ""
 
 
-async def test_send_get_list_cancel(peer: str) -> None:
-    async with await A2AClient.connect(peer) as client:
+async def test_send_get_list_cancel(agent: str) -> None:
+    async with await A2AClient.connect(agent) as client:
         assert client.card.name.endswith("sdk peer")
+        assert client.binding == client.card.supported_interfaces[0].protocol_binding
         task = await client.send_message("echo hi")
         assert isinstance(task, t.Task)
         assert task.status.state == COMPLETED
@@ -74,8 +112,8 @@ async def test_send_get_list_cancel(peer: str) -> None:
             await client.get_task("no-such-task")
 
 
-async def test_stream_and_subscribe(peer: str) -> None:
-    async with await A2AClient.connect(peer) as client:
+async def test_stream_and_subscribe(agent: str) -> None:
+    async with await A2AClient.connect(agent) as client:
         events = [e async for e in client.stream_message("echo streamed")]
         assert isinstance(events[0].payload, t.Task)
         assert any(isinstance(e.payload, t.TaskArtifactUpdateEvent) for e in events)
@@ -94,3 +132,24 @@ async def test_stream_and_subscribe(peer: str) -> None:
         with pytest.raises(UnsupportedOperation):
             async for _ in client.subscribe(slow.id):
                 pass
+
+
+async def test_falls_back_to_the_interface_that_answers(a2a_py_sdk: PeerKind) -> None:
+    with sdk_peer(a2a_py_sdk, "fallback") as url:
+        async with await A2AClient.connect(url, probe_timeout=5) as client:
+            assert client.binding == "HTTP+JSON"
+            assert client.url == url
+            reasons = [(c.outcome, c.reason) for c in client.negotiation.candidates]
+            assert reasons == [
+                (Outcome.FAILED, "did not answer: connection refused"),
+                (Outcome.FAILED, "HTTP 307: redirected elsewhere (not followed)"),
+                (Outcome.PICKED, "it answered"),
+            ]
+            task = await client.send_message("echo after the fallback")
+            assert isinstance(task, t.Task)
+            assert task.artifacts[-1].parts[0].text == "after the fallback"
+        async with await A2AClient.connect(url, binding="rest") as pinned:
+            assert pinned.negotiation.candidates[2].reason == "the only choice"
+            assert (await pinned.get_task(task.id)).status.state == COMPLETED
+        with pytest.raises(NoInterfaceAnswered, match="connection refused"):
+            await A2AClient.connect(url, binding="jsonrpc")

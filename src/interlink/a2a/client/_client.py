@@ -1,14 +1,18 @@
-"""The A2A 1.0 client: every JSON-RPC method of the binding, on httpx.
+"""The A2A client: every method of the protocol, one API whatever the binding.
 
-`A2AClient(card)` (or `await A2AClient.connect(url)`) talks to the card's JSON-RPC 1.0
-interface, sending `A2A-Version: 1.0`, the requested `A2A-Extensions`, the interface's
-`tenant` and the credentials (bearer, or an API key where the card's scheme puts it).
-Errors are typed: an A2A error answer raises the class the server raised
-(`TaskNotFound`, ...; -32602 is `A2AInvalidParams` with its `violations`), HTTP 401 is
-`AuthenticationRequired` naming the challenge, a network failure `A2ATransportError`.
+`await A2AClient.connect(url)` reads the card and talks to the interface the
+negotiation picks (`_negotiate`: the newest version both sides speak, then JSON-RPC,
+HTTP+JSON, gRPC; falling back when one does not answer; `binding=` and `version=` pin
+it); `client.negotiation` says what became of every interface and why. Requests go
+through the picked `Transport` (`_transport`) with the `A2A-Version` of the interface,
+the requested `A2A-Extensions`, the interface's `tenant` and the credentials (bearer, or
+an API key where the card's scheme puts it). Errors are typed alike on every binding:
+an A2A error raises the class the server raised (`TaskNotFound`, ...; -32602 is
+`A2AInvalidParams` with its `violations`), HTTP 401 is `AuthenticationRequired` naming
+the challenge, a network failure `A2ATransportError`.
 
-Streams: `stream_message` and `subscribe` yield `StreamEvent`s (the payload and its SSE
-id) with no read timeout, but a stream silent (not even a keep-alive comment) for
+Streams: `stream_message` and `subscribe` yield `StreamEvent`s (the payload and its
+event id) with no read timeout, but a stream silent (not even a keep-alive comment) for
 `idle_timeout` seconds counts as dropped. `subscribe` survives drops: it reconnects up to
 `Reconnect.attempts` times in a row, waiting with exponential backoff (from the server's
 `retry:` hint when it gave one), resumes with `Last-Event-ID`, and drops events whose id

@@ -44,7 +44,7 @@ from interlink.a2a._errors import (
 )
 from interlink.a2a._methods import GET_TASK
 from interlink.a2a._types import AgentCard, AgentInterface, GetTaskRequest
-from interlink.a2a.client import _jsonrpc
+from interlink.a2a.client import _jsonrpc, _rest
 from interlink.a2a.client._transport import (
     GRPC,
     HTTP_JSON,
@@ -177,6 +177,8 @@ def transport_factory(binding: str) -> tuple[TransportFactory, frozenset[str]] |
     """The transport of `binding` and the versions it speaks, or why there is none."""
     if binding == JSONRPC:
         return _jsonrpc.JsonRpcTransport, frozenset(_jsonrpc.DIALECTS)
+    if binding == HTTP_JSON:
+        return _rest.RestTransport, frozenset(_rest.DIALECTS)
     if binding == GRPC:
         try:
             return _grpc()

@@ -24,10 +24,13 @@ is `TimeoutError`; an HTTP status with no A2A error in it is `A2AHttpError` (401
 `AuthenticationRequired`); an answer that cannot be read is `InvalidAgentResponse`.
 
 Versions: `TransportConfig.version` is the A2A version the interface was picked for.
-A binding sends it as `A2A-Version` and speaks it: the HTTP bindings take a `Dialect`
-(`_jsonrpc.V10` for 1.0) that names the method on the wire, encodes the params and
-decodes results and errors; an A2A 0.3 dialect plugs in there, translating with
-`interlink.a2a.compat._v03`, and is registered for the version in `DIALECTS`.
+A binding sends it as `A2A-Version` and speaks it through the dialect registered for it:
+`_jsonrpc.DIALECTS` and `_rest.DIALECTS` map "1.0" to `V10` (method names or routes,
+ProtoJSON, errors). An A2A 0.3 dialect implements the same protocol (`_jsonrpc.Dialect`,
+`_rest.RestDialect`) translating with `interlink.a2a.compat._v03`, and is added to the
+binding's `DIALECTS` under "0.3": negotiation then offers 0.3 interfaces (after 1.0
+ones) and the transport picks the dialect from `config.version`. Constructing a
+transport does no I/O (the negotiation builds some it never uses).
 """
 
 from __future__ import annotations

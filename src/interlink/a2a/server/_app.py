@@ -11,6 +11,7 @@ import logging
 import os
 import warnings
 from collections.abc import Sequence
+from typing import TypedDict
 
 import msgspec
 
@@ -20,21 +21,39 @@ from interlink.a2a._types import AgentCard, AgentInterface, SecurityRequirement,
 from interlink.a2a.server._auth import Authenticator
 from interlink.a2a.server._executor import AgentExecutor
 from interlink.a2a.server._handler import A2AServer, Authorize, owner_only
-from interlink.a2a.server._http import A2AApp
+from interlink.a2a.server._http import DEFAULT_BINDINGS, A2AApp
 from interlink.a2a.server._push import PushDelivery
 from interlink.a2a.stores._base import TaskStore
 
-__all__ = ["AgentCardWarning", "create_app", "missing_card_fields", "with_interface"]
+__all__ = [
+    "AgentCardWarning",
+    "ServerOptions",
+    "build_server",
+    "create_app",
+    "missing_card_fields",
+    "with_interface",
+]
 
 logger = logging.getLogger("interlink.a2a")
 
 
-def with_interface(card: AgentCard, url: str) -> AgentCard:
-    """`card` listing `url` as its JSON-RPC interface (A2A 1.0) when it lists none."""
+def with_interface(
+    card: AgentCard, url: str, interfaces: Sequence[tuple[str, str]] = (("JSONRPC", "/"),)
+) -> AgentCard:
+    """`card` listing the app's `interfaces` (A2A 1.0; `A2AApp.interfaces`: binding and
+    path below the app, or absolute URL) at `url`, where the app is reached, when it
+    lists none. By default one JSON-RPC interface at `url`."""
     if card.supported_interfaces:
         return card
-    interface = AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
-    return msgspec.structs.replace(card, supported_interfaces=[interface])
+    listed = [
+        AgentInterface(
+            url=where if "://" in where else url.rstrip("/") + where,
+            protocol_binding=binding,
+            protocol_version="1.0",
+        )
+        for binding, where in interfaces
+    ]
+    return msgspec.structs.replace(card, supported_interfaces=listed)
 
 
 class AgentCardWarning(UserWarning):
@@ -49,6 +68,83 @@ def missing_card_fields(card: AgentCard) -> list[str]:
     return [v.field for v in _codec.missing_required(card) if v.field != "supportedInterfaces"]
 
 
+class ServerOptions(TypedDict, total=False):
+    """The options of `create_app` that make its `A2AServer` (see there), for another
+    binding's factory to take as they are (`create_grpc_server`)."""
+
+    store: TaskStore | str | None
+    extended_card: AgentCard | None
+    authorize: Authorize
+    stream_queue_limit: int
+    stream_queue_bytes: int
+    auth: Sequence[Authenticator]
+    push_allow: Sequence[str]
+    lease_ttl: float
+    retention: float | None
+    expose_errors: bool
+
+
+def build_server(
+    executor: AgentExecutor,
+    card: AgentCard,
+    *,
+    store: TaskStore | str | None = None,
+    extended_card: AgentCard | None = None,
+    authorize: Authorize = owner_only,
+    stream_queue_limit: int = 1024,
+    stream_queue_bytes: int = 4 * 1024 * 1024,
+    auth: Sequence[Authenticator] = (),
+    push_allow: Sequence[str] = (),
+    lease_ttl: float = 10.0,
+    retention: float | None = None,
+    expose_errors: bool = False,
+    stacklevel: int = 2,
+) -> A2AServer:
+    """The binding-neutral server of `create_app` and the gRPC server factory: the
+    options as `create_app` describes them (the card's REQUIRED fields checked, its
+    security schemes filled in from `auth`, the store opened from its URL)."""
+    missing = missing_card_fields(card)
+    if missing:
+        warnings.warn(
+            f"agent card {card.name!r} lacks fields A2A 1.0 marks REQUIRED: "
+            f"{', '.join(missing)} (clients may refuse it)",
+            AgentCardWarning,
+            stacklevel=stacklevel + 1,
+        )
+    if auth and not card.security_schemes:
+        card = msgspec.structs.replace(
+            card,
+            security_schemes={a.name: a.scheme() for a in auth},
+            security_requirements=[
+                SecurityRequirement(schemes={a.name: StringList()}) for a in auth
+            ],
+        )
+    if isinstance(store, str):
+        from interlink.a2a.stores._url import open_store
+
+        store = open_store(store)
+    if store is None:
+        from interlink.a2a.stores._memory import MemoryTaskStore
+
+        store = MemoryTaskStore()
+    push = None
+    if card.capabilities.push_notifications is True:
+        push = PushDelivery(store, allow_hosts=push_allow)
+    return A2AServer(
+        executor,
+        card,
+        store,
+        extended_card=extended_card,
+        authorize=authorize,
+        stream_queue_limit=stream_queue_limit,
+        stream_queue_bytes=stream_queue_bytes,
+        push=push,
+        lease_ttl=lease_ttl,
+        retention=retention,
+        expose_errors=expose_errors,
+    )
+
+
 def create_app(
     executor: AgentExecutor,
     card: AgentCard,
@@ -57,6 +153,8 @@ def create_app(
     extended_card: AgentCard | None = None,
     authorize: Authorize = owner_only,
     rpc_path: str = "/",
+    bindings: Sequence[str] = DEFAULT_BINDINGS,
+    grpc_url: str | None = None,
     max_body: int = 16 * 1024 * 1024,
     keepalive: float = 15.0,
     stream_queue_limit: int = 1024,
@@ -68,9 +166,15 @@ def create_app(
     expose_errors: bool = False,
     signing_key: SigningKey | str | os.PathLike[str] | bytes | None = None,
 ) -> A2AApp:
-    """The ASGI app serving `executor`: JSON-RPC at `rpc_path`, SSE, the agent card at
+    """The ASGI app serving `executor`: JSON-RPC at `rpc_path` and HTTP+JSON (§11: its
+    routes, `/message:send` ...) with SSE streams, the agent card at
     `/.well-known/agent-card.json`. Serve it with uvicorn, or mount it in Starlette or
     FastAPI.
+
+    `bindings` chooses what is served and the card's order of preference among them
+    (`"JSONRPC"`, `"HTTP+JSON"`, and `"GRPC"`, which another server serves: give its
+    `grpc_url`; a `grpc_url` alone lists it last). The card lists an interface for
+    each (§8.3.1), made from each request unless the card lists its own.
 
     `auth`: authenticators for the card's security schemes (`ApiKeyAuth`, `BearerAuth`,
     or your own); when given, a call without valid credentials gets HTTP 401, the card
@@ -99,48 +203,29 @@ def create_app(
 
     `signing_key` (a `SigningKey`, or a PEM private key file or its text: EC, RSA or
     Ed25519) signs the card as served and the extended card (§8.4, `interlink[sign]`)."""
-    missing = missing_card_fields(card)
-    if missing:
-        warnings.warn(
-            f"agent card {card.name!r} lacks fields A2A 1.0 marks REQUIRED: "
-            f"{', '.join(missing)} (clients may refuse it)",
-            AgentCardWarning,
-            stacklevel=2,
-        )
-    if auth and not card.security_schemes:
-        card = msgspec.structs.replace(
-            card,
-            security_schemes={a.name: a.scheme() for a in auth},
-            security_requirements=[
-                SecurityRequirement(schemes={a.name: StringList()}) for a in auth
-            ],
-        )
-    if isinstance(store, str):
-        from interlink.a2a.stores._url import open_store
-
-        store = open_store(store)
-    if store is None:
-        from interlink.a2a.stores._memory import MemoryTaskStore
-
-        store = MemoryTaskStore()
-    push = None
-    if card.capabilities.push_notifications is True:
-        push = PushDelivery(store, allow_hosts=push_allow)
-    server = A2AServer(
+    server = build_server(
         executor,
         card,
-        store,
+        store=store,
         extended_card=extended_card,
         authorize=authorize,
         stream_queue_limit=stream_queue_limit,
         stream_queue_bytes=stream_queue_bytes,
-        push=push,
+        auth=auth,
+        push_allow=push_allow,
         lease_ttl=lease_ttl,
         retention=retention,
         expose_errors=expose_errors,
+        stacklevel=2,
     )
     app = A2AApp(
-        server, rpc_path=rpc_path, max_body=max_body, keepalive=keepalive, authenticators=auth
+        server,
+        rpc_path=rpc_path,
+        max_body=max_body,
+        keepalive=keepalive,
+        authenticators=auth,
+        bindings=bindings,
+        grpc_url=grpc_url,
     )
     if signing_key is not None:
         from interlink.a2a._card_sign import SigningKey

@@ -4,12 +4,12 @@ answers."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, NamedTuple, Protocol, cast
 from urllib.parse import parse_qs
 
-from interlink.a2a.server._calls import build_call
+from interlink.a2a.server._calls import V10_ONLY, build_call
 from interlink.a2a.server._handler import Call
 from interlink.a2a.server._v03 import requested_version
 from interlink.jsonrpc import RpcError
@@ -78,10 +78,10 @@ class Exchange:
         """The `A2A-Version` asked for (header, else query parameter), "" for none."""
         return requested_version(self.scope, self.headers)
 
-    def call(self) -> Call:
+    def call(self, versions: Sequence[str] = V10_ONLY) -> Call:
         """The `Call` of this request (raises `VersionNotSupported`,
-        `ExtensionSupportRequired`): the service parameters are headers; `A2A-Version`
-        may be a query parameter too."""
+        `ExtensionSupportRequired`) for a binding serving `versions`: the service
+        parameters are headers; `A2A-Version` may be a query parameter too."""
         params = self.headers
         version = self.version()
         if version and not params.get("a2a-version", "").strip():
@@ -92,6 +92,7 @@ class Exchange:
             principal=self.principal,
             tenant=cast(str, self.scope.get(TENANT_SCOPE_KEY, "")),
             headers=self.headers,
+            versions=versions,
         )
 
     async def answer(self, status: int, body: bytes, extra: Headers | None = None) -> None:

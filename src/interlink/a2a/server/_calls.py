@@ -11,7 +11,7 @@ by `status_of` (§5.4).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import msgspec
 
@@ -27,10 +27,19 @@ from interlink.a2a._types import AgentCard
 from interlink.a2a.server._handler import A2AServer, Call, Handler
 from interlink.a2a.server._stream import TaskStream
 
-__all__ = ["SUPPORTED_VERSIONS", "CardExtensions", "build_call", "invoke"]
+__all__ = [
+    "SUPPORTED_VERSIONS",
+    "V10_ONLY",
+    "CardExtensions",
+    "build_call",
+    "dispatch",
+    "invoke",
+]
 
 SUPPORTED_VERSIONS = ("0.3", "1.0")
-"""The A2A versions served: 1.0, and 0.3 translated at the edge (`server._v03`)."""
+"""The A2A versions served: 1.0, and 0.3 translated at the edge (`server._v03`: so
+far on JSON-RPC; the other bindings serve 1.0, `V10_ONLY`)."""
+V10_ONLY = ("1.0",)
 _NO_EXTENSIONS: frozenset[str] = frozenset()
 
 
@@ -56,21 +65,21 @@ def build_call(
     principal: str = "",
     tenant: str = "",
     headers: Mapping[str, str] | None = None,
+    versions: Sequence[str] = V10_ONLY,
 ) -> Call:
     """The `Call` of a request whose service parameters are `params` (lower-case
-    names). A missing `a2a-version` means 0.3 (§3.6.2); one this server does not serve
-    raises `VersionNotSupported` listing those it does (a patch level is ignored); the
-    call's `version` is the Major.Minor asked for. A
-    required extension of the card that `a2a-extensions` does not activate raises
+    names). A missing `a2a-version` means 0.3 (§3.6.2); one the binding does not serve
+    (`versions`) raises `VersionNotSupported` listing those it does (a patch level is
+    ignored); the call's `version` is the Major.Minor asked for. A required extension
+    of the card that `a2a-extensions` does not activate raises
     `ExtensionSupportRequired`; the activated ones are those the card declares.
     `headers` (default `params`) is what the executor sees of the request."""
     asked = params.get("a2a-version", "").strip() or "0.3"
     version = ".".join(asked.split(".")[:2])
-    if version not in SUPPORTED_VERSIONS:
+    if version not in versions:
         raise VersionNotSupported(
-            f"A2A version {asked!r} is not supported; this server speaks "
-            f"{', '.join(SUPPORTED_VERSIONS)}",
-            supported=",".join(SUPPORTED_VERSIONS),
+            f"A2A version {asked!r} is not supported; this server speaks {', '.join(versions)}",
+            supported=",".join(versions),
         )
     wanted = params.get("a2a-extensions")
     active = _NO_EXTENSIONS
@@ -101,15 +110,26 @@ async def invoke(
     call: Call,
 ) -> msgspec.Struct | TaskStream:
     """Carry out `method` with its ProtoJSON `params`: decoded by the table (invalid
-    params raise -32602 with a `BadRequest`), the tenant of the params checked against
-    the call's (a tenant of the URL wins; another is refused; without one, a tenant the
-    server does not answer for is not found), its handler called. The result is the
-    method's result object, or the stream of a streaming method."""
+    params raise -32602 with a `BadRequest`), then as `dispatch` does."""
     try:
         decoded = _codec.decode(method.params, params)
     except _codec.ValidationError as exc:
         raise bad_request((v.field, v.description) for v in exc.violations) from None
-    tenant = getattr(decoded, "tenant", "")
+    return await dispatch(server, method, decoded, call)
+
+
+async def dispatch(
+    server: A2AServer,
+    method: Method[msgspec.Struct, msgspec.Struct],
+    params: msgspec.Struct,
+    call: Call,
+) -> msgspec.Struct | TaskStream:
+    """Carry out `method` with its decoded `params` (a binding that reads them in
+    another form than ProtoJSON, as gRPC does, calls this): the tenant of the params
+    checked against the call's (a tenant of the URL wins; another is refused; without
+    one, a tenant the server does not answer for is not found), its handler called. The
+    result is the method's result object, or the stream of a streaming method."""
+    tenant = getattr(params, "tenant", "")
     if tenant and tenant != call.tenant:
         if call.tenant:
             raise bad_request([("tenant", f"differs from the tenant {call.tenant!r} of the URL")])
@@ -117,4 +137,4 @@ async def invoke(
             raise TaskNotFound(f"unknown tenant {tenant!r}", tenant=tenant)
         call = dataclasses.replace(call, tenant=tenant)
     handler: Handler = getattr(server, method.handler)
-    return await handler(decoded, call)
+    return await handler(params, call)

@@ -1,9 +1,11 @@
 """The agent card as served at `/.well-known/agent-card.json`.
 
 A card that lists its interfaces (the app was given its public URL: `with_interface`,
-`interlink a2a serve --public-url`) is served as it is. A card that lists none gets one
-JSON-RPC interface made from the request: its scheme, its `Host` and the app's
-`root_path` (where it is mounted) with the app's JSON-RPC path. So an app under plain
+`interlink a2a serve --public-url`) is served as it is. A card that lists none gets an
+interface for each binding the app serves, made from the request: its scheme, its
+`Host` and the app's `root_path` (where it is mounted) with the binding's path (the
+JSON-RPC path; none for HTTP+JSON, whose routes are below the URL); an interface
+served elsewhere (gRPC) is listed at its own URL. So an app under plain
 `uvicorn`, or mounted in Starlette or FastAPI, advertises the address its clients reach
 it at; behind a proxy that rewrites the scheme, uvicorn's `--proxy-headers` puts the
 client's scheme in the scope (`X-Forwarded-*` is read by nobody here). An unspecified
@@ -26,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import OrderedDict
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping, MutableMapping, Sequence
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
 from typing import Final, NamedTuple, cast
@@ -63,7 +65,7 @@ class CardVariant(NamedTuple):
 def interface_url(
     scope: MutableMapping[str, object], headers: Mapping[str, str], rpc_path: str
 ) -> str:
-    """The URL of the app's JSON-RPC endpoint as the request reached it. Raises
+    """The URL of the app's `rpc_path` (a binding's path) as the request reached it. Raises
     `BadHost` for a `Host` that is no `host[:port]` or a mount path that is too long."""
     scheme = cast(str, scope.get("scheme", "http"))
     if scheme not in ("http", "https"):
@@ -104,13 +106,22 @@ def _variant(card: AgentCard, signer: SigningKey | None, v03: bool) -> CardVaria
 
 
 class PublishedCard:
-    """One card, served per request: as it is, or with the interface of the request."""
+    """One card, served per request: as it is, or with the interfaces of the request.
+
+    `interfaces` are (protocol binding, path below the app or absolute URL), in the
+    order of preference; by default the one JSON-RPC interface at `rpc_path`."""
 
     def __init__(
-        self, card: AgentCard, rpc_path: str = "/", signer: SigningKey | None = None
+        self,
+        card: AgentCard,
+        rpc_path: str = "/",
+        signer: SigningKey | None = None,
+        *,
+        interfaces: Sequence[tuple[str, str]] | None = None,
     ) -> None:
         self.card = card
         self.rpc_path = rpc_path
+        self.interfaces = tuple(interfaces or (("JSONRPC", rpc_path),))
         self.signer = signer
         #: whether the interface comes from each request (the card lists none)
         self.per_request = not card.supported_interfaces
@@ -141,7 +152,7 @@ class PublishedCard:
             self._variants.move_to_end(key)
             return found
         card = msgspec.structs.replace(
-            self.card, supported_interfaces=self.interfaces(scope, headers)
+            self.card, supported_interfaces=self.served_interfaces(scope, headers)
         )
         found = _variant(card, self.signer, v03)
         self._variants[key] = found
@@ -149,15 +160,21 @@ class PublishedCard:
             self._variants.popitem(last=False)
         return found
 
-    def interfaces(
+    def served_interfaces(
         self, scope: MutableMapping[str, object], headers: Mapping[str, str]
     ) -> list[AgentInterface]:
-        """The card's interfaces as served for this request: its own, or the JSON-RPC
-        interface the request reached (raises `BadHost`)."""
+        """The card's interfaces as served for this request: its own, or those of
+        `interfaces` at the address the request reached (raises `BadHost`)."""
         if not self.per_request:
             return list(self.card.supported_interfaces)
-        url = interface_url(scope, headers, self.rpc_path)
-        return [AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")]
+        return [
+            AgentInterface(
+                url=where if "://" in where else interface_url(scope, headers, where),
+                protocol_binding=binding,
+                protocol_version="1.0",
+            )
+            for binding, where in self.interfaces
+        ]
 
     def not_modified(self, variant: CardVariant, headers: Mapping[str, str]) -> bool:
         """Whether a conditional GET of `variant` may be answered 304 (RFC 9110, 13.1):

@@ -24,7 +24,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from typing import cast
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, quote, unquote
 
 from interlink.a2a._card_sign import SigningKey, sign_card
 from interlink.a2a._types import AgentCard
@@ -55,10 +55,12 @@ from interlink.a2a.server._handler import A2AServer
 from interlink.a2a.server._push import PushDelivery
 from interlink.a2a.server._stream import TaskStream
 from interlink.a2a.server.bindings._jsonrpc import JsonRpcBinding, error_body
+from interlink.a2a.server.bindings._rest import RestBinding
 from interlink.a2a.stores._base import TaskStore
 from interlink.jsonrpc import RpcError, oversize
 
 __all__ = [
+    "DEFAULT_BINDINGS",
     "SUPPORTED_VERSIONS",
     "TENANT_SCOPE_KEY",
     "A2AApp",
@@ -75,6 +77,8 @@ __all__ = [
 logger = logging.getLogger("interlink.a2a")
 
 CARD_PATH = "/.well-known/agent-card.json"
+#: the bindings an app serves unless told otherwise, in the card's order of preference
+DEFAULT_BINDINGS = ("JSONRPC", "HTTP+JSON")
 
 _PING = b": keep-alive\n\n"
 #: the most bytes of events a stream hands to the server in one write
@@ -94,13 +98,33 @@ class A2AApp:
         max_body: int = 16 * 1024 * 1024,
         keepalive: float = 15.0,
         authenticators: Sequence[Authenticator] = (),
+        bindings: Sequence[str] = DEFAULT_BINDINGS,
+        grpc_url: str | None = None,
     ) -> None:
         self.server = server
         self.rpc_path = rpc_path
         self.max_body = max_body
         self.keepalive = keepalive
         self.authenticators = tuple(authenticators)
-        self.bindings: tuple[Binding, ...] = (JsonRpcBinding(rpc_path),)
+        unknown = [b for b in bindings if b not in (*DEFAULT_BINDINGS, "GRPC")]
+        if unknown or not bindings:
+            raise ValueError(f"bindings: unknown {unknown}; choose among JSONRPC, HTTP+JSON, GRPC")
+        order = list(dict.fromkeys(bindings))
+        if grpc_url is not None and "GRPC" not in order:
+            order.append("GRPC")
+        if "GRPC" in order and grpc_url is None:
+            raise ValueError("the GRPC binding is served elsewhere: give its grpc_url")
+        where = {"JSONRPC": rpc_path, "HTTP+JSON": "", "GRPC": grpc_url or ""}
+        #: the card's interfaces when it lists none: (binding, path or URL), preferred first
+        self.interfaces = tuple((name, where[name]) for name in order)
+        served: dict[str, Binding] = {
+            "JSONRPC": JsonRpcBinding(rpc_path),
+            "HTTP+JSON": RestBinding(),
+        }
+        #: the bindings this app serves, JSON-RPC first (its path may be any)
+        self.bindings: tuple[Binding, ...] = tuple(
+            served[name] for name in DEFAULT_BINDINGS if name in order
+        )
         self._started = False
         self._starting = asyncio.Lock()
         #: the open streams, and whether they are to end (the server stops)
@@ -132,7 +156,9 @@ class A2AApp:
         self._publish(self.server.card)
 
     def _publish(self, card: AgentCard) -> None:
-        self.published = PublishedCard(card, self.rpc_path, self._signer)
+        self.published = PublishedCard(
+            card, self.rpc_path, self._signer, interfaces=self.interfaces
+        )
         self.extensions = CardExtensions.of(card)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -147,8 +173,9 @@ class A2AApp:
             if root and path.startswith(root):  # mounted under a prefix (Starlette, FastAPI)
                 path = path[len(root) :] or "/"
             method = cast(str, scope["method"])
+            raw = _raw_path(scope, root, path)
             for binding in self.bindings:
-                handle = binding.route(method, path)
+                handle = binding.route(method, raw)
                 if handle is not None:
                     await self._serve(binding, handle, scope, receive, send)
                     return
@@ -342,6 +369,23 @@ class A2AApp:
         self.server.answer_now()
         for stream in list(self._streams):
             stream.cut()
+
+
+def _raw_path(scope: Scope, root: str, path: str) -> str:
+    """The request's path below the app's `root` as it was sent (percent-encoded, so
+    a `/` inside a path segment stays `%2F`); from the decoded `path` when the server
+    gives no `raw_path` or one that does not begin with the root."""
+    raw = scope.get("raw_path")
+    if isinstance(raw, bytes):
+        text = raw.decode("latin-1").partition("?")[0]
+        if root:
+            depth = root.rstrip("/").count("/")
+            parts = text.split("/")
+            if unquote("/".join(parts[: depth + 1])) == root.rstrip("/"):
+                return "/" + "/".join(parts[depth + 1 :])
+        elif unquote(text) == path:
+            return text
+    return quote(path, safe="/:@!$&'()*+,;=-._~")
 
 
 class _HttpRequest:

@@ -7,7 +7,12 @@ requests the SDK made (``requests``: method, path, JSON-RPC method, ``A2A-Versio
 Exit 0 on success (also when a step got an A2A error: it is recorded); non-zero with a
 message on stderr on anything else (timeout, transport failure, bad arguments).
 
+With `--binding GRPC` the SDK's client talks to the card's gRPC interface instead (its
+`grpc_channel_factory` opens a plain-text channel); each call it makes is recorded as
+``{"grpc": rpc, "a2aVersion"}`` from its metadata.
+
 Usage: python py_client.py URL SCENARIO [--webhook URL] [--step-timeout SECONDS]
+       [--binding JSONRPC|GRPC]
 Scenarios: card send stream get list cancel subscribe ask message push-crud push-inline
 push-delivery
 """
@@ -22,6 +27,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
+import grpc
 import httpx
 from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
 from a2a.types import (
@@ -85,8 +91,36 @@ def error_json(exc: A2AError) -> Json:
     }
 
 
+def record_grpc(requests: list[Json], details: Any) -> None:
+    """Record a gRPC call the SDK makes: the rpc and its `a2a-version` metadata."""
+    metadata = dict(details.metadata or ())
+    method = details.method.decode() if isinstance(details.method, bytes) else details.method
+    requests.append({"grpc": method.rsplit("/", 1)[-1], "a2aVersion": metadata.get("a2a-version")})
+
+
+class UnaryRecorder(grpc.aio.UnaryUnaryClientInterceptor):
+    def __init__(self, requests: list[Json]) -> None:
+        self.requests = requests
+
+    async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        record_grpc(self.requests, details)
+        return await continuation(details, request)
+
+
+class StreamRecorder(grpc.aio.UnaryStreamClientInterceptor):
+    def __init__(self, requests: list[Json]) -> None:
+        self.requests = requests
+
+    async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        record_grpc(self.requests, details)
+        return await continuation(details, request)
+
+
 class Peer:
-    def __init__(self, url: str, step_timeout: float, webhook: str | None) -> None:
+    def __init__(
+        self, url: str, step_timeout: float, webhook: str | None, binding: str = "JSONRPC"
+    ) -> None:
+        self.binding = binding
         self.url = url
         self.step_timeout = step_timeout
         self.webhook = webhook
@@ -165,6 +199,17 @@ class Peer:
         return self.card
 
     def _factory(self, streaming: bool) -> ClientFactory:
+        if self.binding == "GRPC":
+            recorders = [UnaryRecorder(self.requests), StreamRecorder(self.requests)]
+            config = ClientConfig(
+                streaming=streaming,
+                httpx_client=self.http,
+                supported_protocol_bindings=["GRPC"],
+                grpc_channel_factory=lambda url: grpc.aio.insecure_channel(
+                    url, interceptors=recorders
+                ),
+            )
+            return ClientFactory(config)
         return ClientFactory(ClientConfig(streaming=streaming, httpx_client=self.http))
 
     async def client(self, streaming: bool) -> Client:
@@ -508,8 +553,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("scenario", choices=SCENARIOS)
     parser.add_argument("--webhook", default=None)
     parser.add_argument("--step-timeout", type=float, default=15.0)
+    parser.add_argument("--binding", choices=("JSONRPC", "GRPC"), default="JSONRPC")
     args = parser.parse_args(argv)
-    peer = Peer(args.url, args.step_timeout, args.webhook)
+    peer = Peer(args.url, args.step_timeout, args.webhook, args.binding)
     try:
         observed = asyncio.run(peer.run(args.scenario))
     except PeerFailure as exc:

@@ -17,15 +17,16 @@ its -32009 is in 1.0 form.
 from __future__ import annotations
 
 import logging
+from urllib.parse import unquote
 
 import msgspec
 
 from interlink.a2a import _codec
-from interlink.a2a._errors import error_info
+from interlink.a2a._errors import details_of
 from interlink.a2a._methods import METHODS
 from interlink.a2a._types import Empty
 from interlink.a2a.server._asgi import Exchange, Framing, Handle, sse_answer
-from interlink.a2a.server._calls import invoke
+from interlink.a2a.server._calls import SUPPORTED_VERSIONS, invoke
 from interlink.a2a.server._handler import Call
 from interlink.a2a.server._stream import TaskStream
 from interlink.a2a.server._v03 import (
@@ -64,7 +65,7 @@ class JsonRpcBinding:
         self.rpc_path = rpc_path
 
     def route(self, verb: str, path: str) -> Handle | None:
-        return self._handle if path == self.rpc_path and verb == "POST" else None
+        return self._handle if verb == "POST" and unquote(path) == self.rpc_path else None
 
     def refuse(self, error: RpcError) -> tuple[int, bytes]:
         return 200, error_body(error.to_response(None))
@@ -84,7 +85,7 @@ class JsonRpcBinding:
         v03 = is_v03(exchange.version()) and message.method not in METHODS
         framing = _framing(message.id, v03, v03 and message.method in STREAMING)
         try:
-            call = exchange.call()
+            call = exchange.call(SUPPORTED_VERSIONS)
             if call.extensions:
                 extra.append((b"a2a-extensions", ", ".join(sorted(call.extensions)).encode()))
             result = await _dispatch(exchange, message, call)
@@ -106,7 +107,7 @@ class JsonRpcBinding:
         """A request without an id (JSON-RPC 2.0, 4.1): done like any other, its answer
         dropped; a stream it opens is closed at once (its task goes on)."""
         try:
-            result = await _dispatch(exchange, message, exchange.call())
+            result = await _dispatch(exchange, message, exchange.call(SUPPORTED_VERSIONS))
         except Exception as exc:
             logger.debug("A2A notification %s failed: %s", message.method, exc)
             return
@@ -130,7 +131,7 @@ async def _dispatch(
             request.method,
             params,
             call,
-            lambda: app.published.interfaces(exchange.scope, exchange.headers),
+            lambda: app.published.served_interfaces(exchange.scope, exchange.headers),
         )
         if isinstance(answer, TaskStream):
             answer.translate = event_to_v03
@@ -163,36 +164,14 @@ def _framing(id: RequestId | None, v03: bool = False, in_stream: bool = False) -
     return Framing(around, error, error_event, errors_in_stream=in_stream)
 
 
-_REASONS = {
-    -32700: "PARSE_ERROR",
-    -32600: "INVALID_REQUEST",
-    -32601: "METHOD_NOT_FOUND",
-    -32602: "INVALID_PARAMS",
-    -32603: "INTERNAL_ERROR",
-}
-
-
-def reason_of(error: ErrorObject) -> tuple[str, dict[str, str]]:
-    """The ErrorInfo `reason` and metadata of a core error whose data is a plain object
-    (or none): the reason by its code, the data's items as the metadata."""
-    metadata: dict[str, str] = {}
-    if isinstance(error.data, dict):
-        metadata = {
-            str(k): v if isinstance(v, str) else msgspec.json.encode(v).decode()
-            for k, v in error.data.items()
-        }
-    return _REASONS.get(error.code, "ERROR"), metadata
-
-
 def error_body(response: ErrorResponse) -> bytes:
     """A JSON-RPC error as the A2A binding shapes it: `data` is an array of typed
     details whose first is a `google.rpc.ErrorInfo` (the core's errors carry a plain
     object, which becomes the ErrorInfo's metadata)."""
     error = response.error
     if not isinstance(error.data, list):
-        reason, metadata = reason_of(error)
         error = ErrorObject(
-            code=error.code, message=error.message, data=error_info(reason, metadata)
+            code=error.code, message=error.message, data=details_of(error.code, error.data)
         )
         response = ErrorResponse(id=response.id, error=error)
     return encode(response)

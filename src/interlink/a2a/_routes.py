@@ -1,0 +1,143 @@
+"""The routes of the HTTP+JSON binding (§11), compiled from the generated table.
+
+Each `Method` carries its `google.api.http` rules (`_methods.HttpRule`); here they
+become `Route`s that match a request path (server) and build one (client). A template
+is `/segment/{field=*}/...[:verb]`: `{field}` takes one non-empty path segment,
+percent-decoded, as the request field of that proto name (reported by its JSON name);
+a trailing `:verb` is literal. `find` tries the rules before the additional bindings
+(`/{tenant}/...`) and, among those, the templates with more literal parts first, so
+`/tasks/x:cancel` is CancelTask and `/tasks/tasks` is GetTask, never ListTasks of a
+tenant named `tasks`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Final, NamedTuple
+from urllib.parse import quote, unquote
+
+import msgspec
+
+from interlink.a2a._methods import METHODS, HttpRule, Method
+
+__all__ = ["ROUTES", "Route", "allowed", "find", "route_of"]
+
+_VARIABLE: Final = re.compile(r"\{(?P<name>[a-z_][a-z0-9_]*)(?:=\*)?\}")
+_LITERAL: Final = re.compile(r"[A-Za-z0-9._~-]+")
+
+
+def _json_name(proto_name: str) -> str:
+    head, *rest = proto_name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+class Route(NamedTuple):
+    """One rule of one method: `segments` are literals, or `None` where a field goes
+    (named in order by `fields`, JSON names); `suffix` is the `:verb` ("" for none)."""
+
+    method: Method[msgspec.Struct, msgspec.Struct]
+    rule: HttpRule
+    segments: tuple[str | None, ...]
+    fields: tuple[str, ...]
+    suffix: str
+    additional: bool
+
+    @classmethod
+    def compile(
+        cls, method: Method[msgspec.Struct, msgspec.Struct], rule: HttpRule, additional: bool
+    ) -> Route:
+        path, suffix = rule.path, ""
+        last = path.rsplit("/", 1)[-1]
+        if ":" in last.rsplit("}", 1)[-1]:
+            path, _, verb = path.rpartition(":")
+            suffix = ":" + verb
+        segments: list[str | None] = []
+        fields: list[str] = []
+        for part in path.strip("/").split("/"):
+            variable = _VARIABLE.fullmatch(part)
+            if variable is not None:
+                segments.append(None)
+                fields.append(_json_name(variable["name"]))
+            elif _LITERAL.fullmatch(part):
+                segments.append(part)
+            else:
+                raise ValueError(f"{method.name}: unsupported path template {rule.path!r}")
+        return cls(method, rule, tuple(segments), tuple(fields), suffix, additional)
+
+    @property
+    def literals(self) -> int:
+        return sum(s is not None for s in self.segments) + bool(self.suffix)
+
+    def match(self, path: str) -> dict[str, str] | None:
+        """The fields of `path` (the app's own path, not decoded) when it is this route's."""
+        if self.suffix:
+            if not path.endswith(self.suffix):
+                return None
+            path = path[: -len(self.suffix)]
+        parts = path.strip("/").split("/") if path != "/" else [""]
+        if len(parts) != len(self.segments) or not path.startswith("/"):
+            return None
+        values: dict[str, str] = {}
+        names = iter(self.fields)
+        for part, segment in zip(parts, self.segments, strict=True):
+            if segment is None:
+                if not part:
+                    return None
+                values[next(names)] = unquote(part)
+            elif part != segment:
+                return None
+        return values
+
+    def expand(self, values: Mapping[str, str]) -> str:
+        """The path of this route for `values` (by JSON name), each percent-encoded.
+        Raises `KeyError` for a field it needs that `values` lacks or leaves empty."""
+        names = iter(self.fields)
+        parts = []
+        for segment in self.segments:
+            if segment is None:
+                name = next(names)
+                value = values[name]
+                if not value:
+                    raise KeyError(name)
+                parts.append(quote(value, safe=""))
+            else:
+                parts.append(segment)
+        return "/" + "/".join(parts) + self.suffix
+
+
+ROUTES: Final[tuple[Route, ...]] = tuple(
+    sorted(
+        (
+            Route.compile(method, rule, additional=i > 0)
+            for method in METHODS.values()
+            for i, rule in enumerate(method.http)
+        ),
+        key=lambda r: (r.additional, -r.literals),
+    )
+)
+"""Every route of every method, in the order `find` tries them."""
+
+
+def find(verb: str, path: str) -> tuple[Route, dict[str, str]] | None:
+    """The route of `verb path` and the fields its path holds, or `None`."""
+    for route in ROUTES:
+        if route.rule.verb == verb:
+            values = route.match(path)
+            if values is not None:
+                return route, values
+    return None
+
+
+def allowed(path: str) -> list[str]:
+    """The verbs some route takes at `path` (for a 405 `Allow`)."""
+    return sorted({r.rule.verb for r in ROUTES if r.match(path) is not None})
+
+
+def route_of(method: Method[msgspec.Struct, msgspec.Struct], *, tenant: bool = False) -> Route:
+    """The route a client uses for `method`: its rule, or with `tenant` the additional
+    binding whose path holds the tenant."""
+    for route in ROUTES:
+        if route.method.name == method.name and ("tenant" in route.fields) == tenant:
+            return route
+    raise LookupError(f"{method.name} has no HTTP route{' with a tenant' if tenant else ''}")

@@ -1,0 +1,218 @@
+"""The HTTP+JSON binding of the A2A client (§11): a route per method, ProtoJSON bodies.
+
+Each call goes to the route of its method in the generated table (`Method.http`, from
+the proto's `google.api.http` rules), under the interface's URL: the route whose path
+fields the request all sets, the `/{tenant}/...` one first when the interface has a
+tenant. Path fields are filled in (percent-encoded, one segment each); a route with a
+body sends the rest of the request as ProtoJSON (`Content-Type: application/a2a+json`),
+one without sends it as query parameters (camelCase names, §11.5: a repeated field is
+one parameter per item). The service parameters are headers (§11.2).
+
+An answer other than 200 is an error: a `google.rpc.Status` body (`{"error": {...}}`)
+is raised as the class its `ErrorInfo` reason names, as JSON-RPC's would be (§11.6);
+401 is `AuthenticationRequired`; anything else `A2AHttpError`. A stream is SSE whose
+data is a bare `StreamResponse` (§11.7); an `event: error` carries a `Status`.
+
+The version is spoken through a `RestDialect` (`V10`; a 0.3 dialect, with 0.3's routes
+and bodies, is added to `DIALECTS` under "0.3").
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final, Protocol, TypeVar
+from urllib.parse import quote
+
+import httpx
+import msgspec
+
+from interlink.a2a import _codec
+from interlink.a2a._errors import InvalidAgentResponse, error_from_status
+from interlink.a2a._methods import HttpRule, Method
+from interlink.a2a._types import StreamResponse
+from interlink.a2a.client._http import HttpDialect, HttpTransport
+from interlink.a2a.client._transport import HTTP_JSON, StreamEvent, StreamHints, TransportConfig
+from interlink.jsonrpc import RpcError
+
+__all__ = ["CONTENT_TYPE", "DIALECTS", "V10", "RestDialect", "RestRequest", "RestTransport"]
+
+R = TypeVar("R", bound=msgspec.Struct)
+CONTENT_TYPE: Final = "application/a2a+json"
+
+
+@dataclass(frozen=True)
+class RestRequest:
+    """One HTTP request of the binding, before the interface's URL and headers."""
+
+    verb: str
+    path: str
+    """Absolute path under the interface's URL, path fields filled in."""
+    query: tuple[tuple[str, str], ...] = ()
+    body: bytes | None = None
+
+
+class RestDialect(HttpDialect, Protocol):
+    """How one A2A version is written in HTTP+JSON."""
+
+    def request(
+        self, method: Method[msgspec.Struct, msgspec.Struct], params: msgspec.Struct
+    ) -> RestRequest:
+        """The route, query and body of `method` with `params`."""
+        ...
+
+    def decode_result(self, method: Method[msgspec.Struct, R], body: bytes) -> R:
+        """The typed result (or one event of a stream: a `StreamResponse`) from its
+        JSON; `InvalidAgentResponse` when it is not one."""
+        ...
+
+
+def _fields(rule: HttpRule) -> list[str]:
+    """The request fields in a route's path (`{task_id=*}` -> `task_id`)."""
+    return [part.split("}")[0].split("=")[0] for part in rule.path.split("{")[1:]]
+
+
+def route(method: Method[msgspec.Struct, msgspec.Struct], params: msgspec.Struct) -> HttpRule:
+    """The route of `method` for `params`: of those whose path fields `params` all sets,
+    the one with the most (`/{tenant}/...` when there is a tenant)."""
+    usable = [r for r in method.http if all(getattr(params, f, "") for f in _fields(r))]
+    if not usable:
+        names = " or ".join(", ".join(_fields(r)) for r in method.http)
+        raise ValueError(f"{method.name} over HTTP+JSON needs {names}")
+    return max(usable, key=lambda r: len(_fields(r)))
+
+
+def _query_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+class _V10:
+    """A2A 1.0: the proto's routes, ProtoJSON, `google.rpc.Status` errors."""
+
+    version: Final = "1.0"
+
+    def request(
+        self, method: Method[msgspec.Struct, msgspec.Struct], params: msgspec.Struct
+    ) -> RestRequest:
+        rule = route(method, params)
+        path = rule.path
+        in_path = _fields(rule)
+        for name in in_path:
+            segment = quote(str(getattr(params, name)), safe="")
+            path = path.replace(f"{{{name}=*}}", segment).replace(f"{{{name}}}", segment)
+        json_names = {f.name: f.encode_name for f in msgspec.structs.fields(params)}
+        rest = _codec.to_builtins(params)
+        for name in in_path:
+            rest.pop(json_names.get(name, name), None)
+        if rule.body:
+            return RestRequest(rule.verb, path, body=msgspec.json.encode(rest))
+        query: list[tuple[str, str]] = []
+        for key, value in rest.items():
+            items = value if isinstance(value, list) else [value]
+            if any(isinstance(item, dict | list) for item in items):
+                raise ValueError(f"{method.name}: {key} cannot be a query parameter")
+            query += [(key, _query_value(item)) for item in items]
+        return RestRequest(rule.verb, path, tuple(query))
+
+    def decode_result(self, method: Method[msgspec.Struct, R], body: bytes) -> R:
+        try:
+            return _codec.decode(method.result, body.strip() or b"{}")
+        except (_codec.ValidationError, msgspec.DecodeError) as exc:
+            raise InvalidAgentResponse(f"{method.name}: invalid result: {exc}") from None
+
+    def error(self, body: bytes) -> RpcError | None:
+        return status_error(body)
+
+
+class _Status(msgspec.Struct):
+    code: int = 0
+    status: str = ""
+    message: str = ""
+    details: list[object] = msgspec.field(default_factory=list)
+
+
+class _ErrorBody(msgspec.Struct):
+    error: _Status
+
+
+_error_body = msgspec.json.Decoder(_ErrorBody)
+
+
+def status_error(body: bytes) -> RpcError | None:
+    """The typed error of a `google.rpc.Status` body (§11.6); None when `body` is not
+    one, or names no A2A error."""
+    try:
+        status = _error_body.decode(body).error
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return error_from_status(status.message, status.details, status.status)
+
+
+V10: Final[RestDialect] = _V10()
+#: the dialect of each A2A version this binding speaks
+DIALECTS: dict[str, RestDialect] = {V10.version: V10}
+
+
+class RestTransport(HttpTransport[RestDialect]):
+    """The HTTP+JSON transport of one interface. An httpx client passed in is left open."""
+
+    binding = HTTP_JSON
+    dialects = DIALECTS
+    headers = MappingProxyType({"Accept": CONTENT_TYPE})
+
+    def __init__(self, config: TransportConfig, http: httpx.AsyncClient | None = None) -> None:
+        super().__init__(config, http)
+        self._base = config.url.rstrip("/")
+
+    def _route(
+        self,
+        method: Method[msgspec.Struct, msgspec.Struct],
+        params: msgspec.Struct,
+        headers: Mapping[str, str | bytes] = {},
+        *,
+        streaming: bool = False,
+    ) -> httpx.Request:
+        rest = self.dialect.request(method, params)
+        if rest.body is not None:
+            headers = {**headers, "Content-Type": CONTENT_TYPE}
+        url = self._base + rest.path
+        return self._request(rest.verb, url, rest.body, headers, rest.query, streaming=streaming)
+
+    async def call(self, method: Method[msgspec.Struct, R], params: msgspec.Struct) -> R:
+        body = await self._send(method.name, self._route(method, params))
+        return self.dialect.decode_result(method, body)
+
+    async def stream(
+        self,
+        method: Method[msgspec.Struct, StreamResponse],
+        params: msgspec.Struct,
+        *,
+        last_event_id: str | None = None,
+        hints: StreamHints | None = None,
+    ) -> AsyncGenerator[StreamEvent, None]:
+        extra = self._stream_headers(f"text/event-stream, {CONTENT_TYPE}", last_event_id)
+        request = self._route(method, params, extra, streaming=True)
+        async with self._streaming(method.name, request) as response:
+            kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+            if response.status_code != 200 or kind != "text/event-stream":
+                body = await response.aread()
+                self._check(response, body)
+                yield self._event(method, body, None)  # one answer instead of a stream
+                return
+            self._check(response, b"")
+            async for sse in self._events(response, hints):
+                yield self._event(method, sse.data.encode(), sse.id)
+
+    def _event(
+        self, method: Method[msgspec.Struct, StreamResponse], data: bytes, id_: str | None
+    ) -> StreamEvent:
+        error = self.dialect.error(data)
+        if error is not None:
+            raise error
+        payload = self.dialect.decode_result(method, data).payload
+        if payload is None:
+            raise InvalidAgentResponse(f"{method.name} sent an empty event")
+        return StreamEvent(payload, id_)
