@@ -43,7 +43,7 @@ import msgspec
 
 from interlink.a2a import _codec
 from interlink.a2a._card_sign import SigningKey, sign_card
-from interlink.a2a._errors import TaskNotFound, bad_request, error_info, status_of
+from interlink.a2a._errors import TaskNotFound, bad_request, details_of, status_of
 from interlink.a2a._grpc import _convert, _status
 from interlink.a2a._methods import METHODS, Method
 from interlink.a2a._types import AgentCard, StreamResponse
@@ -55,7 +55,6 @@ from interlink.a2a.server._handler import A2AServer, Call
 from interlink.a2a.server._http import A2AApp
 from interlink.a2a.server._stream import TaskStream
 from interlink.a2a.server._tenants import TenantRouter
-from interlink.a2a.server.bindings._jsonrpc import reason_of
 from interlink.jsonrpc import MethodNotFound, RpcError
 
 __all__ = ["SERVICE", "GrpcBinding", "GrpcServer", "create_grpc_server"]
@@ -279,15 +278,9 @@ async def _abort(context: Context, method: str, exc: Exception) -> NoReturn:
         logger.error("A2A method %s failed (gRPC)", method, exc_info=exc)
         exc = RpcError.internal_error()
     code = grpc.StatusCode[status_of(exc.code)[0]]
-    details = exc.data if isinstance(exc.data, list) else _details(exc)
+    details = details_of(exc.code, exc.data)
     status = _status.encode(code.value[0], exc.message, details)
     await context.abort(code, exc.message, trailing_metadata=((_status.KEY, status),))
-
-
-def _details(exc: RpcError) -> list[object]:
-    """The details of a core error, whose data is a plain object (or none): an
-    ErrorInfo with the reason of its code and the data's items as metadata."""
-    return error_info(*reason_of(exc.to_error_object()))
 
 
 # ---------------------------------------------------------------------------- the server
