@@ -221,3 +221,16 @@ async def test_the_extended_card_in_0_3_has_the_url_of_the_public_card(serve: Se
     # in 1.0 it is the card as configured
     new = await call_v03(served, "GetExtendedAgentCard", {}, **{"A2A-Version": "1.0"})
     assert "supportedInterfaces" not in new["result"]
+
+
+def test_the_0_3_fields_name_only_the_interfaces_that_serve_0_3() -> None:
+    published = PublishedCard(card(), interfaces=[("JSONRPC", "/"), ("HTTP+JSON", "/")])
+    _, _, body = published.response(*request(None))
+    served = msgspec.json.decode(body)
+    assert [i["protocolBinding"] for i in served["supportedInterfaces"]] == ["JSONRPC", "HTTP+JSON"]
+    assert served["url"] == "https://agent.example/"
+    assert served["preferredTransport"] == "JSONRPC"
+    assert "additionalInterfaces" not in served  # (0.3's HTTP+JSON is not served)
+    rest_only = PublishedCard(card(), interfaces=[("HTTP+JSON", "/")])
+    _, _, alone = rest_only.response(*request(None))
+    assert "url" not in msgspec.json.decode(alone)  # no 0.3 form: the 1.0 card

@@ -43,10 +43,12 @@ from interlink.a2a.server._stream import TaskStream
 from interlink.jsonrpc import ErrorObject, ErrorResponse, MethodNotFound, encode
 
 __all__ = [
+    "BINDINGS",
     "STREAMING",
     "V03",
     "call_v03",
     "card_body",
+    "card_v03",
     "error_body_v03",
     "event_to_v03",
     "is_v03",
@@ -55,6 +57,8 @@ __all__ = [
 ]
 
 V03: Final = "0.3"
+#: the bindings that serve 0.3 (JSON-RPC; 0.3's HTTP+JSON is ProtoJSON of the 0.3 proto)
+BINDINGS: Final = frozenset({"JSONRPC"})
 #: the 0.3 methods whose every answer is an SSE stream, errors too
 STREAMING: Final = frozenset(name for name, method in v.METHODS.items() if method.streaming)
 _AT: Final = re.compile(r"^(?P<text>.*?)(?: - at `\$\.?(?P<field>[^`]*)`)?$", re.DOTALL)
@@ -103,9 +107,19 @@ async def call_v03(
     result = await handler(request, call)
     if isinstance(result, TaskStream):
         return result
-    if isinstance(result, AgentCard) and not result.supported_interfaces:
-        result = msgspec.structs.replace(result, supported_interfaces=interfaces())
+    if isinstance(result, AgentCard):
+        if not result.supported_interfaces:
+            result = msgspec.structs.replace(result, supported_interfaces=interfaces())
+        return msgspec.json.encode(card_v03(result))
     return msgspec.json.encode(compat.result_to_v03(new.name, result))
+
+
+def card_v03(card: AgentCard) -> v.AgentCard:
+    """The card as 0.3 clients get it: its interfaces of the bindings that serve 0.3
+    (`BINDINGS`: a 0.3 client that picked another would find nothing at its 0.3 paths);
+    ValueError for a card without any."""
+    served = [i for i in card.supported_interfaces if i.protocol_binding.upper() in BINDINGS]
+    return compat.card_to_v03(msgspec.structs.replace(card, supported_interfaces=served))
 
 
 def event_to_v03(payload: bytes) -> bytes:
@@ -126,9 +140,9 @@ def card_body(card: AgentCard, body: bytes) -> bytes:
     """The JSON `body` of the 1.0 `card` with the card's 0.3 fields beside the 1.0 ones
     (a 1.0 field is never changed: where both have an object, the 0.3 one's other keys
     are added to it, and so for the objects of lists at the same index). A card that has
-    no 0.3 form (no interface) is `body` as it is."""
+    no 0.3 form (no JSON-RPC interface) is `body` as it is."""
     try:
-        old = msgspec.to_builtins(compat.card_to_v03(card))
+        old = msgspec.to_builtins(card_v03(card))
     except ValueError:
         return body
     new = msgspec.json.decode(body)
@@ -150,9 +164,9 @@ def sdk_v03_payload(card: AgentCard) -> bytes | None:
     0.3 defaults (`protocolVersion` "0.3.0", `preferredTransport` "JSONRPC", a security
     scheme's `type`: pydantic's `exclude_defaults`), empty values dropped, written by
     `json.dumps(sort_keys=True)` (not RFC 8785: non-ASCII as escapes). None for a card
-    without a 0.3 form."""
+    without a 0.3 form (`card_v03`)."""
     try:
-        old = msgspec.to_builtins(compat.card_to_v03(card))
+        old = msgspec.to_builtins(card_v03(card))
     except ValueError:
         return None
     assert isinstance(old, dict)
