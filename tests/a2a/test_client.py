@@ -72,12 +72,18 @@ async def start(serve: Serve, app: A2AApp) -> Served:
     return served
 
 
-@pytest.fixture
-async def scripted(serve: Serve) -> AsyncIterator[tuple[Served, A2AClient, Scripted]]:
+@pytest.fixture(params=["jsonrpc", "rest"])
+async def scripted(
+    serve: Serve, request: pytest.FixtureRequest
+) -> AsyncIterator[tuple[Served, A2AClient, Scripted]]:
+    """Our server, its card listing both its bindings; the client on the one asked for."""
     executor = Scripted()
-    served = await start(serve, create_app(executor, card(), push_allow=["127.0.0.1"]))
+    app = create_app(executor, card(), push_allow=["127.0.0.1"])
+    served = await serve(app)
+    app.use_card(with_interface(app.server.card, served.url, app.interfaces))
     _card.clear_card_cache()
-    async with await A2AClient.connect(served.url, reconnect=FAST) as client:
+    async with await A2AClient.connect(served.url, reconnect=FAST, binding=request.param) as client:
+        assert client.binding == {"jsonrpc": "JSONRPC", "rest": "HTTP+JSON"}[request.param]
         yield served, client, executor
 
 

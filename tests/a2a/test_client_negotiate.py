@@ -275,3 +275,22 @@ async def test_version_refused_falls_back_and_401_is_an_answer() -> None:
     assert outcomes[0][1].startswith("the interface does not serve this version")
     assert outcomes[1] == (Outcome.NOT_TRIED, "choice 3 of 3")
     assert outcomes[2] == (Outcome.PICKED, "it answered")
+
+
+async def test_our_rest_only_server_behind_a_card_listing_json_rpc_first(serve: Serve) -> None:
+    app = create_app(Scripted(), card(), bindings=("HTTP+JSON",))
+    served = await serve(app)
+    listed = [iface(served.url), iface(served.url, "HTTP+JSON")]
+    app.use_card(msgspec.structs.replace(card(), supported_interfaces=listed))
+    _card.clear_card_cache()
+    async with await A2AClient.connect(served.url) as client:
+        assert client.binding == "HTTP+JSON"
+        failed, picked = client.negotiation.candidates
+        assert failed.outcome is Outcome.FAILED
+        assert failed.reason == "HTTP 404: nothing serves this binding there"
+        assert picked.outcome is Outcome.PICKED
+        events = [e async for e in client.stream_message("echo over rest")]
+        assert isinstance(events[0].payload, t.Task)
+        last = events[-1].payload
+        assert isinstance(last, t.TaskStatusUpdateEvent)
+        assert last.status.state == t.TaskState.TASK_STATE_COMPLETED

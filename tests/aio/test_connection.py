@@ -207,6 +207,28 @@ async def test_notifications_run_one_at_a_time_in_order(
         assert most == 1
 
 
+async def test_a_notification_handler_left_waiting_is_cancelled_by_aclose(
+    pair: tuple[Connection, Connection],
+) -> None:
+    a, b = pair
+    waiting = Forever()
+    seen: list[str] = []
+
+    async def note(params: Note) -> None:
+        if params.text == "wait":
+            await waiting(params)
+        seen.append(params.text)
+
+    a.on_notification(NOTE, note)
+    async with asyncio.timeout(5):
+        async with a, b:
+            await b.notify(NOTE, Note("wait"))
+            await b.notify(NOTE, Note("next"))
+            await waiting.started.wait()
+        assert waiting.cancelled.is_set()
+        assert seen == []  # "next" waits behind the handler before it, which never ended
+
+
 async def test_requests_run_concurrently(pair: tuple[Connection, Connection]) -> None:
     a, b = pair
     gate = asyncio.Event()

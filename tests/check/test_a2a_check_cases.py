@@ -15,9 +15,11 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from interlink.check import Outcome
+from interlink.check import Outcome, Result
+from interlink.check._a2a_bindings import Rest, RestReply, contactable, grpc_target
+from interlink.check._a2a_grpc import Grpc
 from interlink.check._a2a_runner import Options, card_url_for, run_check
-from interlink.check._a2a_wire import MAX_BODY, Stream, Wire, is_loopback
+from interlink.check._a2a_wire import MAX_BODY, Refused, Stream, Wire, is_loopback
 from tests.interop.a2a.conftest import ROOT
 
 BASE = "http://127.0.0.1:9/"
@@ -82,10 +84,14 @@ class Broken:
         return httpx.Response(200, json={"jsonrpc": "2.0", "id": rid, "error": error})
 
 
-def _outcomes(server: Broken, *only: str) -> dict[str, Outcome]:
+def _results(server: Broken, *only: str) -> dict[str, Result]:
     options = Options(url=BASE, timeout=2, only=only)
     report = asyncio.run(run_check(options, httpx.MockTransport(server)))
-    return {r.case.id: r.outcome for r in report.results}
+    return {r.case.id: r for r in report.results}
+
+
+def _outcomes(server: Broken, *only: str) -> dict[str, Outcome]:
+    return {case_id: r.outcome for case_id, r in _results(server, *only).items()}
 
 
 def test_a_wrong_server_fails_the_cases_it_breaks_and_nothing_errors() -> None:
@@ -201,6 +207,50 @@ def test_contact_policy_and_card_url() -> None:
     asyncio.run(wire.aclose())
     assert card_url_for("http://h:1/a/b?x=1") == "http://h:1/.well-known/agent-card.json"
     assert card_url_for("http://h:1/cards/me.json") == "http://h:1/cards/me.json"
+    # a gRPC interface is "hostname:port" (a2a.proto), judged as that host and port
+    assert grpc_target("127.0.0.1:50051") == ("127.0.0.1:50051", False)
+    assert grpc_target("https://agent.example/a2a/grpc") == ("agent.example:443", True)
+    assert contactable(wire, "GRPC", "127.0.0.1:50051")
+    assert not contactable(wire, "GRPC", "10.0.0.1:50051")
+    assert not contactable(wire, "GRPC", "agent.example:50051")  # another port
+    with pytest.raises(Refused):
+        Grpc(wire, "10.0.0.1:50051")  # (the binding asks the policy too)
+
+
+def test_rest_binding_puts_parameters_where_section_11_says() -> None:
+    wire = Wire(httpx.URL(BASE), 1)
+    rest = Rest(wire, BASE + "rest/")
+    config = {"taskId": "a/b", "id": "c 1"}
+    assert rest.request("GetTaskPushNotificationConfig", config) == (
+        "GET",
+        BASE + "rest/tasks/a%2Fb/pushNotificationConfigs/c%201",
+        None,
+    )
+    listed = {"contextId": "x", "pageSize": 1, "includeArtifacts": True}
+    assert rest.request("ListTasks", listed)[1] == (
+        BASE + "rest/tasks?contextId=x&pageSize=1&includeArtifacts=true"
+    )
+    created = {"taskId": "t", "url": "http://127.0.0.1/hook"}
+    assert rest.request("CreateTaskPushNotificationConfig", created) == (
+        "POST",
+        BASE + "rest/tasks/t/pushNotificationConfigs",
+        b'{"url": "http://127.0.0.1/hook"}',
+    )
+    asyncio.run(wire.aclose())
+
+
+def test_rest_errors_take_their_code_from_reason_and_status() -> None:
+    def reply(status: int, reason: str) -> RestReply:
+        info = {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "domain": "a2a-protocol.org"}
+        body = {"error": {"code": status, "message": "m", "details": [info | {"reason": reason}]}}
+        return RestReply(status, httpx.Headers(), json.dumps(body).encode(), body)
+
+    assert reply(404, "TASK_NOT_FOUND").code == -32001
+    assert reply(400, "TASK_NOT_FOUND").code == (
+        "HTTP 400 with reason TASK_NOT_FOUND (§5.4 maps it to 404)"
+    )
+    assert reply(400, "VERSION_NOT_SUPPORTED").code == -32009
+    assert RestReply(204, httpx.Headers(), b"").result == {}
 
 
 async def _stream_of(*chunks: bytes) -> Stream:
@@ -307,7 +357,7 @@ def test_bindings_that_disagree_fail_equivalence_and_rest_errors_need_error_info
     options = Options(
         url=BASE,
         timeout=2,
-        only=("binding", "rest.not_found", "rest.error_details", "card.interfaces"),
+        only=("binding", "rest.get.unknown", "rest.error_details", "card.interfaces"),
     )
     report = asyncio.run(run_check(options, httpx.MockTransport(server)))
     got = {r.case.id: r.outcome for r in report.results}
@@ -316,6 +366,63 @@ def test_bindings_that_disagree_fail_equivalence_and_rest_errors_need_error_info
     assert got == {
         "card.interfaces": Outcome.PASS,  # both answer their binding
         "binding.equivalence": Outcome.FAIL,  # WORKING over HTTP+JSON, COMPLETED over JSON-RPC
-        "rest.not_found": Outcome.FAIL,  # 404, but no ErrorInfo TASK_NOT_FOUND (§11.6)
+        "rest.get.unknown": Outcome.FAIL,  # 404, but no ErrorInfo TASK_NOT_FOUND (§11.6)
         "rest.error_details": Outcome.PASS,  # a Status with no details is well-formed
     }
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    ("status", "outcome", "detail"),
+    [
+        ("NOT_FOUND", Outcome.PASS, "TaskNotFoundError (-32001)"),
+        ("INTERNAL", Outcome.FAIL, "reason TASK_NOT_FOUND (§5.4 maps it to NOT_FOUND)"),
+    ],
+)
+async def test_a_grpc_error_is_judged_by_its_status_and_error_info(
+    status: str, outcome: Outcome, detail: str
+) -> None:
+    """A gRPC server (grpcio's generic handler, on loopback) that answers every GetTask
+    with `status` and an ErrorInfo TASK_NOT_FOUND: only NOT_FOUND is TaskNotFoundError."""
+    import grpc
+    import grpc.aio
+
+    from interlink.a2a._grpc import _status
+
+    async def get_task(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
+        code = getattr(grpc.StatusCode, status)
+        info = {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "TASK_NOT_FOUND"}
+        details = _status.encode(code.value[0], "no", [info | {"domain": "a2a-protocol.org"}])
+        await context.abort(code, "no", trailing_metadata=((_status.KEY, details),))
+        raise AssertionError("unreachable")
+
+    server = grpc.aio.server()
+    method: grpc.RpcMethodHandler[bytes, bytes] = grpc.unary_unary_rpc_method_handler(get_task)
+    server.add_generic_rpc_handlers(
+        [grpc.method_handlers_generic_handler("lf.a2a.v1.A2AService", {"GetTask": method})]
+    )
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        interfaces = [{"url": f"127.0.0.1:{port}", "protocolBinding": "GRPC"}]
+        broken = Broken(_card(supportedInterfaces=interfaces))
+        options = Options(url=BASE, timeout=5, only=("grpc.get.unknown", "card.interfaces"))
+        report = await run_check(options, httpx.MockTransport(broken))
+    finally:
+        await server.stop(None)
+    got = {r.case.id: r for r in report.results}
+    assert got["card.interfaces"].outcome is Outcome.PASS, got["card.interfaces"].detail
+    assert got["grpc.get.unknown"].outcome is outcome
+    assert detail in got["grpc.get.unknown"].detail
+
+
+def test_without_the_grpc_extra_the_grpc_cases_skip_and_say_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "interlink.check._a2a_grpc", None)  # (import fails)
+    interfaces = [{"url": "127.0.0.1:9", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]
+    got = _results(Broken(_card(supportedInterfaces=interfaces)), "grpc.get", "card.interfaces")
+    assert {r.outcome for r in got.values()} == {Outcome.SKIP, Outcome.PASS}
+    assert got["card.interfaces"].outcome is Outcome.PASS  # (reported, not asked)
+    for case_id in ("grpc.get.unknown", "grpc.get.task", "card.interfaces"):
+        assert "needs interlink[grpc]" in got[case_id].detail, got[case_id].detail

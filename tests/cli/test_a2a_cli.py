@@ -116,6 +116,23 @@ def test_card_says_what_became_of_each_interface(fallback_url: str) -> None:
     assert "version 1.0, not the 0.3 asked for" in one_error_line(old)
 
 
+def test_every_command_over_http_json(url: str) -> None:
+    card = a2a("card", url, "--binding", "rest", "--a2a-version", "1.0")
+    assert card.returncode == 0, card.stderr
+    assert "    → picked: the only choice\n" in card.stdout
+    sent = a2a("send", url, "echo over rest", "--binding", "rest")
+    assert sent.returncode == 0, sent.stderr
+    task_id, _ = header_ids(sent.stdout)
+    assert sent.stdout.splitlines()[-2:] == ["over rest", "● completed"]
+    listed = a2a("tasks", url, "--binding", "rest", "--json")
+    assert task_id in {task["id"] for task in json_lines(listed.stdout)}
+    shown = a2a("task", url, task_id, "--binding", "rest", "--follow")
+    assert shown.returncode == 0, shown.stderr
+    missing = a2a("cancel", url, "nope", "--binding", "rest")
+    assert missing.returncode == 5
+    assert one_error_line(missing) == "error: Task 'nope' not found (A2A error -32001)"
+
+
 # -- send ----------------------------------------------------------------------------------
 
 
@@ -359,15 +376,17 @@ def test_task_shows_status_artifacts_and_history(url: str) -> None:
 
 
 def test_task_follow_subscribes_until_the_end(url: str) -> None:
-    started = a2a("send", url, "slow 2", "--no-wait")
+    # long enough for `--follow` to start while it runs, on a loaded machine too (a CLI
+    # start-up took up to ~4 s there)
+    started = a2a("send", url, "slow 8", "--no-wait")
     assert started.returncode == 0, started.stderr
     task_id, _ = header_ids(started.stdout)
     assert "● working" in started.stdout
     followed = a2a("task", url, task_id, "--follow")
     assert followed.returncode == 0, followed.stderr
     out = followed.stdout
-    assert "● working · 2/2 s done" in out
-    assert out.index("2/2 s done") < out.index("▸ result\nworked 2 s") < out.index("● completed")
+    assert "● working · 8/8 s done" in out
+    assert out.index("8/8 s done") < out.index("▸ result\nworked 8 s") < out.index("● completed")
     again = a2a("task", url, task_id, "--follow")  # already over: shown, not followed
     assert again.returncode == 0
     assert "● completed" in again.stdout

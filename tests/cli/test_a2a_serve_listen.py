@@ -61,3 +61,18 @@ def test_a_port_in_use_on_one_of_the_addresses_is_refused(monkeypatch: pytest.Mo
         with pytest.raises(OSError, match="in use") as refused:
             _a2a_serve._listen("dual.test", port)
         assert refused.value.errno == errno.EADDRINUSE
+
+
+def test_accepted_connections_send_at_once() -> None:
+    """TCP_NODELAY on every accepted connection: a stream's events are not held back
+    behind its headers until the client's delayed ACK (asyncio sets it itself only on
+    sockets whose proto says TCP, which ours, from `create_server`, do not)."""
+    listeners = _a2a_serve._listen("127.0.0.1", 0)
+    try:
+        with socket.create_connection(listeners[0].getsockname()[:2], timeout=5):
+            accepted, _ = listeners[0].accept()
+            with accepted:
+                assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
+    finally:
+        for listener in listeners:
+            listener.close()

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from interlink.jsonrpc import (
     CancelRequested,
+    Decoded,
     ErrorResponse,
     Event,
     InvalidParams,
@@ -340,3 +341,43 @@ def test_how_the_bytes_are_cut_does_not_change_the_events(
         pos += cut
     got += pieces.receive(stream[pos:]) + pieces.receive_eof()
     assert _summary(got) == expected
+
+
+class Text(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    text: str
+
+
+def test_notifications_of_the_methods_given_come_decoded_else_as_before() -> None:
+    peer: Server = Peer(PROFILE)
+    peer.decode_notifications({"note": Text})
+    note = b'{"params":{"text":"a"},"jsonrpc":"2.0","method":"note"}'
+    lines = [
+        note,  # the first of a streak is decoded as before
+        note,
+        b'{"jsonrpc":"2.0","method":"note","params":{"text":"b","more":1}}',  # does not fit
+        note,  # (a streak again)
+        b'{"jsonrpc":"2.0","id":1,"method":"note","params":{"text":"c"}}',  # a request
+        note,
+        b'{"jsonrpc":"1.0","method":"note","params":{"text":"d"}}',  # not a message
+        b'{"jsonrpc":"2.0","method":"other","params":{"text":"e"}}',
+        note,
+    ]
+    events = peer.receive(b"\n".join(lines) + b"\n")
+    kinds = [type(event).__name__ for event in events]
+    assert kinds == [
+        "Notification",
+        "Decoded",
+        "Notification",
+        "Decoded",
+        "Request",
+        "Notification",
+        "Reply",
+        "Notification",
+        "Decoded",
+    ]
+    assert events[1] == Decoded("note", Text("a"), len(note))
+    assert isinstance(events[2], Notification)
+    assert isinstance(events[2].params, msgspec.Raw)
+    assert msgspec.json.decode(events[2].params) == {"text": "b", "more": 1}
+    assert isinstance(events[4], Request)
+    assert events[4].id == 1

@@ -38,6 +38,7 @@ __all__ = [
     "decode",
     "encode",
     "from_query",
+    "to_query",
     "missing_required",
     "to_builtins",
 ]
@@ -133,6 +134,21 @@ def from_query(type_: type[msgspec.Struct], query: Mapping[str, list[str]]) -> d
         out[entry.json] = converted if entry.kind == "list" else converted[0]
     if problems:
         raise ValidationError(tuple(problems))
+    return out
+
+
+def to_query(values: Mapping[str, object]) -> list[tuple[str, str]]:
+    """Query parameters of a request's ProtoJSON fields (`to_builtins`), the inverse of
+    `from_query`: a list as one parameter per item, booleans `true` / `false`, the rest
+    as their text (enums by name, timestamps in RFC 3339). A message field cannot be a
+    query parameter (`ValueError`)."""
+    out: list[tuple[str, str]] = []
+    for key, value in values.items():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, dict):
+                raise ValueError(f"{key}: a message is not a query parameter")
+            text = ("true" if item else "false") if isinstance(item, bool) else str(item)
+            out.append((key, text))
     return out
 
 

@@ -147,15 +147,11 @@ def status_of(code: int) -> tuple[str, int]:
     return STATUS_OF.get(code, UNKNOWN_STATUS)
 
 
-def _reason_codes() -> dict[str, int]:
-    codes = {cls.REASON: cls.CODE for cls in A2AError.__subclasses__() if cls.REASON}
-    # the JSON-RPC core's errors, by the reasons the official SDKs give them
-    core = {"PARSE_ERROR": -32700, "INVALID_REQUEST": -32600, "METHOD_NOT_FOUND": -32601}
-    return codes | core | {"INVALID_PARAMS": -32602, "INTERNAL_ERROR": -32603}
-
-
-#: the JSON-RPC code of each `ErrorInfo` reason
-REASON_CODES: Mapping[str, int] = _reason_codes()
+#: the JSON-RPC code of each `ErrorInfo` reason: the A2A errors' and the core's
+REASON_CODES: Mapping[str, int] = {
+    **{cls.REASON: cls.CODE for cls in A2AError.__subclasses__() if cls.REASON},
+    **{reason: code for code, reason in CORE_REASONS.items()},
+}
 #: the gRPC status names only one JSON-RPC code maps to (NOT_FOUND: the task; the SDKs'
 #: METHOD_NOT_FOUND says so in its reason), for an error that carries no `ErrorInfo`
 _STATUS_CODES: Mapping[str, int] = {

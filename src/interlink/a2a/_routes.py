@@ -75,8 +75,10 @@ class Route(NamedTuple):
             if not path.endswith(self.suffix):
                 return None
             path = path[: -len(self.suffix)]
-        parts = path.strip("/").split("/") if path != "/" else [""]
-        if len(parts) != len(self.segments) or not path.startswith("/"):
+        if not path.startswith("/"):
+            return None
+        parts = path[1:].split("/")  # (strict: no empty segment, no trailing slash)
+        if len(parts) != len(self.segments):
             return None
         values: dict[str, str] = {}
         names = iter(self.fields)

@@ -340,9 +340,7 @@ class AgentSideConnection(Endpoint):
         return result
 
     def note_update(self, session_id: str, update: object) -> None:
-        """Learn modes and config options the agent announces in its own updates."""
-        if type(update).__name__ != "ConfigOptionUpdate":  # the hot path: message chunks
-            return
+        """Learn the config options the agent announces in its own `ConfigOptionUpdate`."""
         session = self._sessions.get(session_id)
         if session is not None:
             session.config = _config_values(getattr(update, "config_options", ()))

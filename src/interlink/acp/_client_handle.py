@@ -39,7 +39,8 @@ class ClientHandle:
 
     async def session_update(self, session_id: str, update: s.SessionUpdate) -> None:
         """Send one `session/update` notification (ungated: every client takes them)."""
-        self._endpoint.note_update(session_id, update)
+        if type(update).__name__ == "ConfigOptionUpdate":  # (a call less for the others)
+            self._endpoint.note_update(session_id, update)
         await self._endpoint.connection.notify_raw(
             m.SESSION_UPDATE.name, s.SessionNotification(session_id=session_id, update=update)
         )

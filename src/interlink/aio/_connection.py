@@ -5,14 +5,17 @@ Theory of operation. Three tasks per connection:
 - the *reader* reads chunks and feeds them to the sans-IO `jsonrpc.Peer`, which holds
   every wire rule (framing, classification, batches, duplicate ids, cancels, the
   ordering of answers behind notifications) and says what they are: a request starts
-  its own handler task (requests run concurrently); a notification, or a response the
-  peer queues behind notifications, goes to the ordered inbox; a response it does not
-  queue is delivered at once; bad input is answered at once with its error.
-- the *inbox worker* handles notifications one at a time in arrival order and delivers
-  responses to their awaiting callers in the same order, so a caller never sees a
-  response before the notifications that arrived ahead of it were handled.
+  its own handler task (requests run concurrently); a notification with nothing queued
+  ahead of it is handled there, as far as its handler goes without waiting; any other,
+  the rest of a handler that waits, and a response the peer queues behind notifications
+  go to the ordered inbox; a response it does not queue, or has nothing queued ahead of
+  it, is delivered at once; bad input is answered at once with its error.
+- the *inbox worker* handles the inbox one item at a time in arrival order, so a caller
+  never sees a response before the notifications that arrived ahead of it were handled.
 - the *writer* drains the outgoing queue: everything queued goes out in one write, then
-  it awaits `drain()`. Every queue is bounded in items and bytes; a full outgoing queue
+  it awaits `drain()` (a lone line, our one pending request or the answer to the one
+  request in flight, goes out at once with what is queued, if the writer is idle). Every
+  queue is bounded in items and bytes; a full outgoing queue
   makes senders wait, a full inbox makes the reader wait (and so the peer, through the
   pipe).
 
@@ -52,8 +55,9 @@ import asyncio
 import contextlib
 import contextvars
 import logging
+import types
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Protocol, TypeVar, cast
 
 import msgspec
@@ -63,6 +67,7 @@ from interlink.jsonrpc import (
     AnyRequest,
     CancelRequested,
     ConnectionClosed,
+    Decoded,
     ErrorResponse,
     Notification,
     NotificationType,
@@ -98,7 +103,6 @@ RawRequestHandler = Callable[[str, msgspec.Raw | msgspec.UnsetType], Awaitable[o
 RawNotificationHandler = Callable[[str, msgspec.Raw | msgspec.UnsetType], Awaitable[None]]
 
 _Response = SuccessResponse[msgspec.Raw] | ErrorResponse
-_InboxItem = Notification[msgspec.Raw] | SuccessResponse[msgspec.Raw] | ErrorResponse
 
 _READ_CHUNK = 256 * 1024
 #: the reader lets the handlers it started run after this many requests in a row
@@ -135,6 +139,32 @@ class _RequestEntry(msgspec.Struct, frozen=True):
 class _NotificationEntry(msgspec.Struct, frozen=True):
     params: type[object]
     handler: Callable[[object], Awaitable[None]]
+
+
+_Note = Notification[msgspec.Raw] | Decoded
+_InboxItem = _Note | _Response | Awaitable[None]
+
+
+@types.coroutine
+def _resume(
+    step: Coroutine[object, object, object], waits_on: object
+) -> Generator[object, object, None]:
+    """The rest of a coroutine already stepped once, which waits on `waits_on`: what
+    `await` does (what it waits on goes up to the task, what the task sends or throws,
+    cancellation included, goes down to it)."""
+    while True:
+        try:
+            sent = yield waits_on
+        except BaseException as exc:
+            try:
+                waits_on = step.throw(exc)
+            except StopIteration:
+                return
+        else:
+            try:
+                waits_on = step.send(sent)
+            except StopIteration:
+                return
 
 
 class Connection:
@@ -193,6 +223,11 @@ class Connection:
         self._inbox_ready = asyncio.Event()
         self._inbox_space = asyncio.Event()
         self._inbox_finished = False
+        #: the inbox worker is handling an item (the reader may not hand out the next)
+        self._inbox_busy = False
+        #: request handlers started and not yet run: a notification read after them is
+        #: handled after their first step (the reader hands it to the inbox worker)
+        self._unstarted = 0
         self._tasks: list[asyncio.Task[None]] = []
         self._reading = False
         #: the writer runs (set on start, cleared as it ends)
@@ -202,6 +237,10 @@ class Connection:
         self._close_reason = "connection closed"
         self._closed = asyncio.Event()
         self._drains = 0  # writes drained so far (the `cancel_at_eof` watch looks at it)
+        #: the writer waits for lines (nothing queued or undrained: one may be written at once)
+        self._parked = False
+        #: bytes written at once that the transport holds, for the writer to drain
+        self._undrained = 0
 
     # -- registration -----------------------------------------------------------------
 
@@ -216,6 +255,7 @@ class Connection:
             cast("type[object]", method.params),
             cast("Callable[[object], Awaitable[None]]", handler),
         )
+        self._peer.decode_notifications({m: e.params for m, e in self._notifications.items()})
 
     def on_unknown_request(self, handler: RawRequestHandler | None) -> None:
         """Handler for requests with no registered method (default: -32601)."""
@@ -259,9 +299,15 @@ class Connection:
             raise ProtocolMisuse("connection already started")
         self._reading = True
         self._writing = True
+        # Request handlers run in copies of the caller's context; notification handlers in
+        # one context shared by the reader and the inbox worker (either may run them),
+        # where what they ask is answered directly (see `request_raw`).
+        self._request_context = contextvars.copy_context()
+        handling = contextvars.copy_context()
+        handling.run(_handling.set, self)
         self._tasks = [
-            asyncio.create_task(self._read_loop(), name=f"{self.name}-reader"),
-            asyncio.create_task(self._inbox_loop(), name=f"{self.name}-inbox"),
+            asyncio.create_task(self._read_loop(), name=f"{self.name}-reader", context=handling),
+            asyncio.create_task(self._inbox_loop(), name=f"{self.name}-inbox", context=handling),
             asyncio.create_task(self._write_loop(), name=f"{self.name}-writer"),
         ]
 
@@ -321,7 +367,7 @@ class Connection:
         # once, not after the notifications behind that handler (a deadlock).
         id, line = self._peer.request(method, params, future, direct=_handling.get() is self)
         try:
-            if not self._queue_now(line):
+            if not self._queue_now(line, len(self._peer.pending) == 1):
                 await self._send(line)  # waits for room, or raises ConnectionClosed
             response = await future
         except asyncio.CancelledError:
@@ -341,7 +387,7 @@ class Connection:
         if not self._queue_now(line):
             await self._send(line)  # waits for room, or raises ConnectionClosed
 
-    def _queue_now(self, line: bytes) -> bool:
+    def _queue_now(self, line: bytes, alone: bool = False) -> bool:
         """Queue our line if it fits now (False: it must wait, see `_send`)."""
         size = len(line)
         out_bytes = self._out_bytes
@@ -354,7 +400,7 @@ class Connection:
             return False
         if not self._writing:
             raise ConnectionClosed(self._close_reason)
-        self._queue(line)
+        self._queue(line, alone)
         return True
 
     def _fits(self, size: int) -> bool:
@@ -364,9 +410,30 @@ class Connection:
             self._out_bytes == 0 or self._out_bytes + size <= self._max_outgoing_bytes
         )
 
-    def _queue(self, line: bytes) -> None:
-        """Queue a line for the writer; past the bound, the reader pauses."""
+    def _queue(self, line: bytes, alone: bool = False) -> None:
+        """Queue a line for the writer; past the bound, the reader pauses. A line `alone`
+        goes out at once with what is queued ahead of it, when the writer is idle (what
+        the transport holds of it is the writer's to drain)."""
         outq = self._outq
+        if alone and self._parked and not self._undrained and not self._senders:
+            data = b"".join((*outq, line)) if outq else line
+            outq.clear()  # (`_out_bytes` counts only these while the writer is idle)
+            writer = self._writer
+            try:
+                writer.write(data)
+            except (OSError, RuntimeError) as exc:
+                self._transport_lost(f"write failed: {exc!r}")
+                return
+            if (
+                isinstance(writer, asyncio.StreamWriter)
+                and not writer.transport.get_write_buffer_size()
+            ):
+                self._out_bytes = 0
+                self._out_room.set()
+            else:
+                self._undrained = self._out_bytes = self._out_bytes + len(line)
+                self._out_ready.set()
+            return
         if not outq:  # (the writer waits only on an empty queue)
             self._out_ready.set()
         outq.append(line)
@@ -418,20 +485,24 @@ class Connection:
         writer = self._writer
         try:
             while True:
-                if not outq:
+                if not outq and not self._undrained:
                     if self._closing or (
                         not self._reading and not self._in_flight and self._inbox_finished
                     ):
                         break
                     self._out_ready.clear()
+                    self._parked = True
                     await self._out_ready.wait()
+                    self._parked = False
                     continue
                 lines = list(outq)
                 outq.clear()
+                self._undrained = 0  # (a line written at once, held by the transport)
                 writing = self._out_bytes  # (counted until drained, see the module doc)
                 if self._senders:
                     self._let_senders_in()
-                writer.write(lines[0] if len(lines) == 1 else b"".join(lines))
+                if lines:
+                    writer.write(lines[0] if len(lines) == 1 else b"".join(lines))
                 del lines
                 await writer.drain()
                 self._drains += 1
@@ -461,26 +532,20 @@ class Connection:
         peer = self._peer
         reason = "peer closed the connection"
         room = self._out_room
-        inbox, sizes, ready = self._inbox, self._inbox_sizes, self._inbox_ready
-        max_items, max_bytes = self._max_inbox, self._max_inbox_bytes
+        inbox = self._inbox
         started = 0  # requests started since the reader last let them run
         try:
             while True:
                 data = await self._reader.read(_READ_CHUNK)
                 for event in peer.receive(data) if data else peer.receive_eof():
                     kind = type(event)
-                    if kind is Notification:
+                    if kind is Notification or kind is Decoded:
+                        if not (inbox or self._inbox_busy or self._unstarted):  # next up
+                            self._handle_first_step(event)  # type: ignore[arg-type]
+                            continue
                         params = event.params  # type: ignore[union-attr]
-                        size = 64 if params is _UNSET else 64 + len(params)
-                        if len(inbox) < max_items and (
-                            not inbox or self._inbox_bytes + size <= max_bytes
-                        ):  # (the usual: room in the inbox, no coroutine)
-                            inbox.append(event)  # type: ignore[arg-type]
-                            sizes.append(size)
-                            self._inbox_bytes += size
-                            ready.set()
-                        else:
-                            await self._enqueue(event, size)  # type: ignore[arg-type]
+                        size = event.size if kind is Decoded else len(params or b"")  # type: ignore[union-attr,arg-type]
+                        await self._enqueue(event, 64 + size)  # type: ignore[arg-type]
                     elif kind is Request:
                         if not room.is_set():  # the peer does not read: neither do we
                             await room.wait()
@@ -494,6 +559,10 @@ class Connection:
                         self._resolve(event)  # type: ignore[arg-type]
                     elif kind is Queued:
                         response = event.response  # type: ignore[union-attr]
+                        if not inbox and not self._inbox_busy:  # nothing ahead of it
+                            self._resolve(response)
+                            peer.handled()
+                            continue
                         size = len(getattr(response, "result", b""))
                         await self._enqueue(response, 64 + size)
                     elif kind is CancelRequested:
@@ -537,10 +606,6 @@ class Connection:
         inbox, sizes, ready = self._inbox, self._inbox_sizes, self._inbox_ready
         space = self._inbox_space
         handled = self._peer.handled
-        notifications, codec = self._notifications, self.codec
-        # the notification handlers run in this task: what they ask is answered directly
-        # (see `request_raw`)
-        _handling.set(self)
         while True:
             if not inbox:
                 if not self._reading:
@@ -551,25 +616,47 @@ class Connection:
             item = inbox.popleft()
             self._inbox_bytes -= sizes.popleft()
             space.set()
-            if type(item) is Notification:
-                try:
-                    entry = notifications.get(item.method)
-                    if entry is not None:
-                        await entry.handler(decode_params(item.params, entry.params, codec))
-                    elif self._fallback_notification is not None:
-                        await self._fallback_notification(item.method, item.params)
-                except RpcError as exc:
-                    logger.warning("%s: notification %s rejected: %s", self.name, item.method, exc)
-                except Exception:
-                    logger.exception(
-                        "%s: notification handler for %s failed", self.name, item.method
-                    )
-            else:
+            self._inbox_busy = True
+            kind = type(item)
+            if kind is Notification or kind is Decoded:
+                await self._handle(cast(_Note, item))
+            elif kind is SuccessResponse or kind is ErrorResponse:
                 self._resolve(cast(_Response, item))
+            else:  # a handler the reader started
+                await cast("Awaitable[None]", item)
+            self._inbox_busy = False
             handled()
         self._fail_pending(self._close_reason)
         self._inbox_finished = True
         self._wake_writer()
+
+    def _handle_first_step(self, note: _Note) -> None:
+        """In the reader: handle a notification as far as its handler goes without waiting
+        (most go all the way); the inbox worker does the rest, ahead of what follows."""
+        handling = self._handle(note)
+        try:
+            waits_on = handling.send(None)
+        except StopIteration:
+            self._peer.handled()
+        else:
+            self._inbox.append(_resume(handling, waits_on))
+            self._inbox_sizes.append(0)
+            self._inbox_ready.set()
+
+    async def _handle(self, note: _Note) -> None:
+        try:
+            entry = self._notifications.get(note.method)
+            if entry is not None:
+                params = note.params
+                if type(note) is Notification:  # (not `Decoded` by the peer)
+                    params = decode_params(note.params, entry.params, self.codec)
+                await entry.handler(params)
+            elif self._fallback_notification is not None:
+                await self._fallback_notification(note.method, note.params)  # type: ignore[arg-type]
+        except RpcError as exc:
+            logger.warning("%s: notification %s rejected: %s", self.name, note.method, exc)
+        except Exception:
+            logger.exception("%s: notification handler for %s failed", self.name, note.method)
 
     # -- serving requests -------------------------------------------------------------
 
@@ -581,13 +668,15 @@ class Connection:
             except RpcError as exc:
                 self._answered(self._peer.refuse(request.id, exc))
                 return
-        task = asyncio.create_task(self._serve(request))
+        task = asyncio.create_task(self._serve(request), context=self._request_context.copy())
+        self._unstarted += 1
         if release is not None:
             task.add_done_callback(lambda _: release())
         self._in_flight[request.id] = task
 
     async def _serve(self, request: AnyRequest) -> None:
         """Run the handler and answer; a peer's cancel answers -32800."""
+        self._unstarted -= 1
         id = request.id
         try:
             entry = self._requests.get(request.method)
@@ -626,7 +715,7 @@ class Connection:
         # A finished handler cannot wait for room: the answer is queued past the bound,
         # and the reader stops reading until the output is down again (module doc).
         if line is not None and not self._closing:
-            self._queue(line)
+            self._queue(line, not self._in_flight)
         self._wake_writer()
 
     def _cancelled_before_start(self, id: RequestId | None, task: asyncio.Task[None]) -> None:
@@ -634,6 +723,7 @@ class Connection:
         ever ran has not answered (one that ran answered -32800 itself)."""
         if task.cancelled() and task in self._cancelled_by_peer:
             self._cancelled_by_peer.discard(task)
+            self._unstarted -= 1
             self._answered(self._peer.refuse(id, RequestCancelled()))
 
     def _cancel_request(self, id: RequestId | None) -> None:
@@ -662,7 +752,9 @@ class Connection:
             self._close_reason = reason
         # an answer already read waits in the inbox behind notifications: it is delivered
         # (the inbox worker fails what is left once it has run dry)
-        queued = frozenset(i.id for i in self._inbox if not isinstance(i, Notification))
+        queued = frozenset(
+            i.id for i in self._inbox if isinstance(i, SuccessResponse | ErrorResponse)
+        )
         self._fail_pending(reason, queued)
         self._inbox_ready.set()
         self._inbox_space.set()

@@ -17,6 +17,14 @@ from interlink.a2a import (
     verify_signature,
 )
 from interlink.a2a import types as t
+from interlink.check._a2a_bindings import (
+    BINDINGS,
+    GRPC,
+    Binding,
+    Unavailable,
+    contactable,
+    make_binding,
+)
 from interlink.check._a2a_runner import Ctx
 from interlink.check._a2a_wire import Json, Refused
 from interlink.check._cases import MAY, MUST, SHOULD, Cases, Fail, Skip
@@ -24,9 +32,6 @@ from interlink.check._cases import MAY, MUST, SHOULD, Cases, Fail, Skip
 __all__ = ["probe"]
 
 UNKNOWN_TASK = "a2a-check-no-such-task-0f1e2d3c"
-JSONRPC = "JSONRPC"
-HTTP_JSON = "HTTP+JSON"
-CHECKED = (JSONRPC, HTTP_JSON)
 
 
 def interfaces(card: Json) -> list[Json]:
@@ -35,8 +40,8 @@ def interfaces(card: Json) -> list[Json]:
 
 
 async def probe(ctx: Ctx) -> None:
-    """Fetch the card and choose the interface the cases speak to: the first JSON-RPC
-    interface the checker may contact. Problems are kept for the cases to report."""
+    """Fetch the card and choose the interfaces the cases speak to: of each binding, the
+    first interface the checker may contact. Problems are kept for the cases to report."""
     try:
         ctx.card_reply = await ctx.wire.get(ctx.card_url)
     except (httpx.HTTPError, ValueError, Refused) as exc:
@@ -46,26 +51,26 @@ async def probe(ctx: Ctx) -> None:
             ctx.card_problem = f"GET {ctx.card_url}: {ctx.card_reply.describe()}"
         else:
             ctx.card = ctx.card_reply.body
-    if ctx.card_problem:
-        ctx.rpc_problem = ctx.rest_problem = f"no agent card ({ctx.card_problem})"
-        return
-    ctx.rpc_url, ctx.rpc_problem = _choose(ctx, JSONRPC)
-    ctx.rest_url, ctx.rest_problem = _choose(ctx, HTTP_JSON)
+    if not ctx.card_problem:
+        ctx.bindings = {name: _choose(ctx, name) for name in BINDINGS}
 
 
-def _choose(ctx: Ctx, binding: str) -> tuple[str | None, str]:
+def _choose(ctx: Ctx, binding: str) -> Binding | str:
     """The first interface of `binding` that may be contacted, or why there is none."""
     elsewhere = []
     for entry in interfaces(ctx.card):
         url = entry.get("url")
         if str(entry.get("protocolBinding", "")).upper() != binding or not isinstance(url, str):
             continue
-        if ctx.wire.allowed(url):
-            return url, ""
+        if contactable(ctx.wire, binding, url):
+            try:
+                return make_binding(ctx.wire, binding, url)
+            except Unavailable as exc:
+                return str(exc)
         elsewhere.append(url)
     if elsewhere:
-        return None, f"the {binding} interface is elsewhere, not contacted: {elsewhere[0]}"
-    return None, f"the card declares no {binding} interface"
+        return f"the {binding} interface is elsewhere, not contacted: {elsewhere[0]}"
+    return f"the card declares no {binding} interface"
 
 
 def _card(ctx: Ctx) -> Json:
@@ -130,6 +135,18 @@ async def card_camel_case(ctx: Ctx) -> str:
     return "every field name is camelCase"
 
 
+def _malformed(url: str, binding: str) -> str:
+    """What is wrong with an interface's URL ("" when nothing): an absolute URL, or for
+    gRPC also "hostname:port" (a2a.proto AgentInterface.url)."""
+    if binding == GRPC and re.fullmatch(r"[\w.-]+:\d+|\[[0-9a-fA-F:.]+\]:\d+", url):
+        return ""
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL:
+        parsed = None
+    return "" if parsed is not None and parsed.is_absolute_url else f"not an absolute URL: {url!r}"
+
+
 async def card_interfaces(ctx: Ctx) -> str:
     entries = interfaces(_card(ctx))
     if not entries:
@@ -140,29 +157,24 @@ async def card_interfaces(ctx: Ctx) -> str:
         if not isinstance(url, str) or not isinstance(binding, str) or not binding:
             problems.append(f"[{i}] url or protocolBinding missing: {entry}")
             continue
-        try:
-            parsed = httpx.URL(url)
-        except httpx.InvalidURL:
-            parsed = None
-        if parsed is None or not parsed.is_absolute_url:
-            problems.append(f"[{i}] not an absolute URL: {url!r}")
-            continue
-        if binding.upper() not in CHECKED:
+        binding = binding.upper()
+        if wrong := _malformed(url, binding):
+            problems.append(f"[{i}] {wrong}")
+        elif binding not in BINDINGS:
             seen.append(f"[{i}] {binding} {url} (binding not checked by this version)")
-        elif not ctx.wire.allowed(url):
+        elif not contactable(ctx.wire, binding, url):
             seen.append(f"[{i}] {binding} {url} (another host: not contacted)")
-        elif binding.upper() == JSONRPC:
-            reply = await ctx.wire.rpc(url, "GetTask", {"id": UNKNOWN_TASK})
-            if reply.error is None or reply.obj.get("jsonrpc") != "2.0":
-                problems.append(f"[{i}] {url} does not answer JSON-RPC: {reply.describe()}")
-            else:
-                seen.append(f"[{i}] JSONRPC {url} answers JSON-RPC")
         else:
-            reply = await ctx.wire.send("GET", f"{url.rstrip('/')}/tasks/{UNKNOWN_TASK}")
-            if reply.status < 400 or not isinstance(reply.obj.get("error"), dict):
-                problems.append(f"[{i}] {url} does not answer HTTP+JSON: {reply.describe()}")
+            try:
+                spoken = make_binding(ctx.wire, binding, url)
+            except Unavailable as exc:
+                seen.append(f"[{i}] {binding} {url} (not checked: {exc})")
+                continue
+            reply = await spoken.call("GetTask", {"id": UNKNOWN_TASK})
+            if reply.error is None or not spoken.speaks(reply):
+                problems.append(f"[{i}] {url} does not answer {binding}: {reply.describe()}")
             else:
-                seen.append(f"[{i}] HTTP+JSON {url} answers HTTP+JSON")
+                seen.append(f"[{i}] {binding} {url} answers {binding}")
     if problems:
         raise Fail("; ".join(problems))
     return "; ".join(seen)

@@ -9,7 +9,7 @@ import httpx
 
 from interlink.a2a import ValidationError, decode
 from interlink.a2a import types as t
-from interlink.check._a2a_cases_card import JSONRPC, UNKNOWN_TASK, interfaces
+from interlink.check._a2a_cases_card import UNKNOWN_TASK, interfaces
 from interlink.check._a2a_runner import Ctx, expect_code, text
 from interlink.check._a2a_wire import Json, Reply
 from interlink.check._cases import MAY, MUST, SHOULD, Cases, Fail, Skip
@@ -26,16 +26,18 @@ async def version_unsupported(ctx: Ctx) -> str:
     return expect_code(reply, -32009, "VersionNotSupportedError")
 
 
-def _versions_at(ctx: Ctx, url: str) -> set[str]:
+def _versions(ctx: Ctx) -> set[str]:
+    """The protocol versions the card declares for the interface spoken."""
+    url, binding = ctx.binding.url, ctx.binding.name
     return {
         str(e.get("protocolVersion"))
         for e in interfaces(ctx.card)
-        if e.get("url") == url and str(e.get("protocolBinding", "")).upper() == JSONRPC
+        if e.get("url") == url and str(e.get("protocolBinding", "")).upper() == binding
     }
 
 
 async def version_empty(ctx: Ctx) -> str:
-    if "0.3" in _versions_at(ctx, ctx.url):
+    if "0.3" in _versions(ctx):
         raise Skip("the interface declares 0.3; 0.3 semantics are not checked")
     task = await ctx.completed_task()
     reply = await ctx.call("GetTask", {"id": text(task, "id")}, version=None)
@@ -125,7 +127,7 @@ async def jsonrpc_invalid_params_code(ctx: Ctx) -> str:
 
 async def jsonrpc_id_echo(ctx: Ctx) -> str:
     for id in ("a2a-check-\u00e9-1", 4242):
-        reply = await ctx.call("GetTask", {"id": UNKNOWN_TASK}, id=id)
+        reply = await ctx.wire.rpc(ctx.url, "GetTask", {"id": UNKNOWN_TASK}, id=id)
         got = reply.obj.get("id", "absent")
         if got != id or type(got) is not type(id):
             raise Fail(f"request id {id!r} answered with id {got!r}")
@@ -179,6 +181,20 @@ async def extended_card(ctx: Ctx) -> str:
         raise Fail(f"the extended card is not a valid AgentCard: {exc}") from None
     return f"an extended card: {card.name!r}, {len(card.skills)} skill(s)"
 
+
+JSONRPC_ONLY = {
+    version_query,
+    jsonrpc_parse_error,
+    jsonrpc_invalid_request,
+    jsonrpc_method_not_found,
+    jsonrpc_invalid_params,
+    jsonrpc_invalid_params_code,
+    jsonrpc_id_echo,
+    jsonrpc_content_type,
+    jsonrpc_error_details,
+    jsonrpc_error_info,
+}
+"""The cases of JSON-RPC's own envelope; the others are asked of every binding."""
 
 CASES: Cases[Ctx] = {
     version_unsupported: (

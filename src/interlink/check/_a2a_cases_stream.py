@@ -6,31 +6,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from interlink.check._a2a_bindings import GRPC, KINDS
 from interlink.check._a2a_cases_card import UNKNOWN_TASK
 from interlink.check._a2a_runner import TERMINAL, Ctx, expect_code, message, state_of, text
-from interlink.check._a2a_wire import Json, Reply, SseEvent, Stream
+from interlink.check._a2a_wire import Json, Reply
 from interlink.check._cases import MAY, MUST, Cases, Fail, Skip
 
-__all__ = ["KINDS", "is_terminal", "payload", "read_stream"]
-
-KINDS = ("task", "message", "statusUpdate", "artifactUpdate")
-
-
-def payload(event: SseEvent, stream: Stream) -> tuple[str, Json]:
-    """The StreamResponse an SSE event carries: (its kind, the object). FAIL when the event
-    is not one JSON-RPC response to the request with exactly one of the four kinds."""
-    body = event.json()
-    if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
-        raise Fail(f"an SSE event that is not a JSON-RPC response: {event.data[:200]!r}")
-    if body.get("id") != stream.request_id:
-        raise Fail(f"an SSE event with id {body.get('id')!r}, the request's is {stream.request_id}")
-    if "error" in body:
-        return "error", body["error"] if isinstance(body["error"], dict) else {}
-    result = body.get("result")
-    kinds = [k for k in KINDS if isinstance(result, dict) and isinstance(result.get(k), dict)]
-    if not isinstance(result, dict) or len(kinds) != 1 or len(result) != 1:
-        raise Fail(f"an SSE result that is not one StreamResponse kind: {event.data[:200]!r}")
-    return kinds[0], result[kinds[0]]
+__all__ = ["KINDS", "is_terminal", "read_stream"]
 
 
 def is_terminal(kind: str, obj: Json) -> bool:
@@ -45,7 +27,6 @@ class Seen:
     reply: Reply | None = None  # a plain JSON answer instead of a stream
     kinds: list[str] = field(default_factory=list)
     objects: list[Json] = field(default_factory=list)
-    events: list[SseEvent] = field(default_factory=list)
     closed: bool = False
 
     def describe(self) -> str:
@@ -58,14 +39,13 @@ class Seen:
 async def read_stream(ctx: Ctx, method: str, params: Json) -> Seen:
     """Run a streaming call to its end (the server closes it) and keep what it sent."""
     seen = Seen()
-    async with ctx.wire.stream(ctx.url, method, params) as stream:
-        seen.content_type, seen.reply = stream.content_type, stream.reply
-        if stream.reply is None:
-            while (event := await stream.next()) is not None:
-                kind, obj = payload(event, stream)
-                seen.kinds.append(kind)
-                seen.objects.append(obj)
-            seen.closed, seen.events = stream.closed, stream.events
+    async with ctx.binding.stream(method, params) as events:
+        seen.content_type, seen.reply = events.content_type, events.reply
+        if events.reply is None:
+            while (got := await events.next()) is not None:
+                seen.kinds.append(got[0])
+                seen.objects.append(got[1])
+            seen.closed = events.closed
     return seen
 
 
@@ -107,7 +87,7 @@ async def stream_content_type(ctx: Ctx) -> str:
 
 
 async def stream_framing(ctx: Ctx) -> str:
-    seen = await streamed_task(ctx)  # `payload` checked every event while reading
+    seen = await streamed_task(ctx)  # the binding checked every event while reading
     if not seen.kinds:
         raise Fail("the stream had no event")
     return f"{len(seen.kinds)} well-formed event(s)"
@@ -202,39 +182,45 @@ async def _stream_error(ctx: Ctx, method: str, params: Json, code: int, name: st
 
 
 async def subscribe_resume(ctx: Ctx) -> str:
+    if ctx.binding.name == GRPC:
+        raise Skip("gRPC streams carry no event ids (Last-Event-ID is SSE's)")
     task = await _slow_task(ctx)
     params: Json = {"id": text(task, "id")}
-    async with ctx.wire.stream(ctx.url, "SubscribeToTask", params) as stream:
-        if stream.reply is not None:
-            raise Fail(stream.reply.describe())
+    async with ctx.binding.stream("SubscribeToTask", params) as events:
+        if events.reply is not None:
+            raise Fail(events.reply.describe())
+        first = []
         for _ in range(3):  # the snapshot and two updates
-            if await stream.next() is None:
+            if (got := await events.next()) is None:
                 raise Skip("the task ended before two updates were seen")
-        first = [payload(e, stream) for e in stream.events]
-        ids = [e.id for e in stream.events]
+            first.append(got)
+        ids = events.ids
     if ids[1] is None:
         raise Skip("the server sends no SSE id: fields")
     headers = {"Last-Event-ID": ids[1]}
-    async with ctx.wire.stream(ctx.url, "SubscribeToTask", params, headers=headers) as again:
+    async with ctx.binding.stream("SubscribeToTask", params, headers=headers) as again:
         if again.reply is not None:
             if again.reply.code == -32004:
                 raise Skip("the task ended before the resumption")
             raise Fail(again.reply.describe())
-        events: list[tuple[str, Json]] = []
-        while len(events) < 2 and (event := await again.next()) is not None:
-            events.append(payload(event, again))
-        resumed_ids = [e.id for e in again.events]
-    if not events or events[0][0] != "task":
-        raise Fail(f"the resumed stream began with {[k for k, _ in events[:1]]}, not the Task")
-    if len(events) < 2:
+        resumed: list[tuple[str, Json]] = []
+        while len(resumed) < 2 and (got := await again.next()) is not None:
+            resumed.append(got)
+        resumed_ids = again.ids
+    if not resumed or resumed[0][0] != "task":
+        raise Fail(f"the resumed stream began with {[k for k, _ in resumed[:1]]}, not the Task")
+    if len(resumed) < 2:
         raise Fail("the resumed stream closed after its snapshot; the next event is missing")
-    if events[1] != first[2] or resumed_ids[1] != ids[2]:
+    if resumed[1] != first[2] or resumed_ids[1] != ids[2]:
         raise Fail(
             f"after Last-Event-ID {ids[1]} came event {resumed_ids[1]} "
-            f"({json.dumps(events[1][1])[:160]}), not {ids[2]}"
+            f"({json.dumps(resumed[1][1])[:160]}), not {ids[2]}"
         )
     return f"after Last-Event-ID {ids[1]}: the Task, then event {ids[2]}"
 
+
+JSONRPC_ONLY = {stream_framing}
+"""JSON-RPC's SSE framing (§9.4.2); HTTP+JSON's is `rest.stream_framing`."""
 
 CASES: Cases[Ctx] = {
     stream_unsupported: (
@@ -294,8 +280,9 @@ CASES: Cases[Ctx] = {
         "subscribe.terminal",
         "SubscribeToTask of a terminal task is UnsupportedOperationError (-32004)",
         MUST,
-        "§9.4.6",
-        "**Error:** Returns `UnsupportedOperationError` if the task is in a terminal state",
+        "§3.1.6",
+        "[`UnsupportedOperationError`](#332-error-handling): The operation is attempted on a "
+        "task that is in a terminal state",
     ),
     subscribe_unknown: (
         "subscribe.unknown",

@@ -1,10 +1,12 @@
 """How `interlink a2a check` runs its cases: the registry, what a case is given, the run.
 
-A case is an async function listed in its module's `CASES` with its `Spec` (id, title, level, the
-section and sentence it checks). It is given a `Ctx`: the options, the card
-as fetched, the interfaces chosen from it (JSON-RPC; HTTP+JSON when declared), and
-helpers that send raw requests and create the tasks it needs (each case makes its own,
-except the one completed task that read-only cases share). A case returns what it saw
+A case is an async function listed in its module's `CASES` with its `Spec` (id, title,
+level, the section and sentence it checks). It is given a `Ctx`: the options, the card as
+fetched, the interface of each binding chosen from it (`bindings`: JSON-RPC, HTTP+JSON,
+gRPC, each a `Binding`; `ctx.on(name)` speaks another than JSON-RPC), and helpers that
+send requests and create the tasks it needs (each case makes its own, except the one
+completed task that read-only cases share). The shared cases (`SHARED`) are asked again
+of each other binding, as `rest.<id>` and `grpc.<id>` (`on_binding`). A case returns what it saw
 (PASS) or raises `Fail` or `Skip`. A server that does not answer in time, or drops the
 connection, is a FAIL that names the wait; any other exception is an ERROR: the checker
 broke, not the server.
@@ -15,16 +17,19 @@ Cases run `jobs` at a time; each is bounded as a whole, so a run always ends.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import importlib
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
 import httpx
 
-from interlink.check._a2a_wire import Json, Refused, Reply, Webhook, Wire
-from interlink.check._cases import Entry, Fail, Registry, Skip, run_case
+from interlink.check._a2a_bindings import JSONRPC, Binding
+from interlink.check._a2a_wire import A2A_VERSION, Json, Refused, Reply, Webhook, Wire
+from interlink.check._cases import Cases, Entry, Fail, Registry, Skip, run_case
 from interlink.check._report import Outcome, Report, Result
 
 __all__ = [
@@ -38,6 +43,7 @@ __all__ = [
     "expect_code",
     "load_cases",
     "message",
+    "on_binding",
     "objects",
     "run_check",
     "state_of",
@@ -69,9 +75,9 @@ def _cite(section: str) -> str:
     return section if not section.startswith("§") else f"A2A specification {section}"
 
 
-_REGISTRY = Registry["Ctx"](
-    "interlink.check._a2a_cases_", ("card", "rpc", "task", "stream", "push", "rest"), _cite
-)
+_PREFIX = "interlink.check._a2a_cases_"
+_AREAS = ("card", "rpc", "task", "content", "stream", "push", "rest", "grpc")
+_REGISTRY = Registry["Ctx"](_PREFIX, _AREAS, _cite)
 CASES = _REGISTRY.entries
 load_cases = _REGISTRY.load
 
@@ -112,10 +118,9 @@ class Ctx:
     card_reply: Reply | None = None
     card: Json = field(default_factory=dict)
     card_problem: str = ""  # why there is no card to check against
-    rpc_url: str | None = None  # the JSON-RPC interface checked
-    rpc_problem: str = ""  # why there is none
-    rest_url: str | None = None  # the HTTP+JSON interface checked
-    rest_problem: str = ""  # why there is none
+    bindings: dict[str, Binding | str] = field(default_factory=dict)
+    """Each binding's interface the cases speak to, or why there is none."""
+    speaks: str = JSONRPC  # the binding `call`, `send` and the task helpers use
     _once: dict[str, asyncio.Future[object]] = field(default_factory=dict)
     _cleanups: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
@@ -125,11 +130,23 @@ class Ctx:
         caps = self.card.get("capabilities")
         return isinstance(caps, dict) and caps.get(name) is True
 
+    def on(self, binding: str) -> Ctx:
+        """This run, speaking `binding` (the tasks it makes are its own)."""
+        return dataclasses.replace(self, speaks=binding)
+
+    @property
+    def binding(self) -> Binding:
+        found = self.bindings.get(self.speaks)
+        if found is None or isinstance(found, str):
+            if self.card_problem:
+                raise Skip(f"no agent card ({self.card_problem})")
+            raise Skip(found or f"the card declares no {self.speaks} interface")
+        return found
+
     @property
     def url(self) -> str:
-        if self.rpc_url is None:
-            raise Skip(self.rpc_problem or "no JSON-RPC interface to check")
-        return self.rpc_url
+        """The JSON-RPC interface's URL (the cases of the JSON-RPC envelope)."""
+        return self.on(JSONRPC).binding.url
 
     def need(self, option: str) -> str:
         value: str | None = getattr(self.options, option.replace("-", "_"))
@@ -143,10 +160,18 @@ class Ctx:
 
     # -- requests --------------------------------------------------------------------
 
-    async def call(self, method: str, params: object = None, **kw: object) -> Reply:
-        return await self.wire.rpc(self.url, method, params, **kw)  # type: ignore[arg-type]
+    async def call(
+        self,
+        method: str,
+        params: Mapping[str, object] | None = None,
+        *,
+        version: str | None = A2A_VERSION,
+        headers: Mapping[str, str] | None = None,
+    ) -> Reply:
+        """`method` on the binding spoken; its answer read as JSON-RPC's (see `Binding`)."""
+        return await self.binding.call(method, dict(params or {}), version=version, headers=headers)
 
-    async def result(self, method: str, params: object = None) -> Json:
+    async def result(self, method: str, params: Json | None = None) -> Json:
         """A call that must succeed with an object result; anything else is a FAIL."""
         reply = await self.call(method, params)
         if not isinstance(reply.result, dict):
@@ -182,8 +207,11 @@ class Ctx:
         raise Fail(f"SendMessage {text!r} did not answer with a task: {reply.describe()}")
 
     async def once(self, key: str, make: Callable[[], Awaitable[T]]) -> T:
-        """`make()`'s result, computed by the first case that asks and shared with the
-        others (a Fail or Skip is shared too)."""
+        """`make()`'s result, computed by the first case of this binding that asks and
+        shared with the others (a Fail or Skip is shared too)."""
+        return await self._shared(f"{self.speaks} {key}", make)
+
+    async def _shared(self, key: str, make: Callable[[], Awaitable[T]]) -> T:
         if key not in self._once:
             self._once[key] = asyncio.ensure_future(make())
         return cast(T, await asyncio.shield(self._once[key]))
@@ -196,7 +224,7 @@ class Ctx:
             self._cleanups.append(hook.close)
             return hook
 
-        return await self.once("webhook", start)
+        return await self._shared("webhook", start)
 
     async def input_task(self) -> Json:
         """A new task of --input-prompt, in TASK_STATE_INPUT_REQUIRED (else SKIP)."""
@@ -238,6 +266,37 @@ _NEEDS = {
     "input_prompt": "moves the task to TASK_STATE_INPUT_REQUIRED",
     "slow_prompt": "keeps the task working a few seconds",
 }
+
+
+SHARED = ("rpc", "task", "content", "stream", "push")
+"""The modules whose cases every binding answers (all but each one's `JSONRPC_ONLY`)."""
+
+
+def _spoken(run: Callable[[Ctx], Awaitable[str]], binding: str) -> Callable[[Ctx], Awaitable[str]]:
+    async def spoken(ctx: Ctx) -> str:
+        view = ctx.on(binding)
+        view.binding  # noqa: B018 (SKIP at once when the card declares no such interface)
+        return await run(view)
+
+    return spoken
+
+
+def on_binding(binding: str, area: str) -> tuple[Cases[Ctx], set[object]]:
+    """The shared cases, spoken over `binding`, their ids under `area` (`rest.get.task`);
+    and those of them that wait for a long task."""
+    cases: Cases[Ctx] = {}
+    slow: set[object] = set()
+    for name in SHARED:
+        module = importlib.import_module(_PREFIX + name)
+        only = getattr(module, "JSONRPC_ONLY", ())
+        for run, (id, title, level, page, sentence) in module.CASES.items():
+            if run in only:
+                continue
+            spoken = _spoken(run, binding)
+            cases[spoken] = (f"{area}.{id}", f"{title} ({binding})", level, page, sentence)
+            if run in getattr(module, "SLOW", ()):
+                slow.add(spoken)
+    return cases, slow
 
 
 def expect_code(reply: Reply, code: int, name: str) -> str:
@@ -288,7 +347,6 @@ async def run_check(options: Options, transport: httpx.AsyncBaseTransport | None
             await asyncio.wait_for(probe(ctx), options.timeout * 2)
         except TimeoutError:
             ctx.card_problem = f"GET {ctx.card_url}: no answer within {options.timeout * 2:.0f} s"
-            ctx.rpc_problem = f"no agent card ({ctx.card_problem})"
         entries = _REGISTRY.selected(options.only)
         gate = asyncio.Semaphore(options.jobs)
 

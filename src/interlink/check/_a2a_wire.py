@@ -17,7 +17,7 @@ import ipaddress
 import itertools
 import json
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 import httpx
@@ -206,6 +206,7 @@ class Wire:
     ) -> None:
         self.origin = origin
         self.timeout = timeout
+        self.closers: list[Callable[[], Awaitable[None]]] = []  # (other bindings' channels)
         self._ids = itertools.count(1)
         self.http = httpx.AsyncClient(
             timeout=httpx.Timeout(timeout),
@@ -216,6 +217,8 @@ class Wire:
         )
 
     async def aclose(self) -> None:
+        for close in self.closers:
+            await close()
         await self.http.aclose()
 
     def allowed(self, url: str | httpx.URL) -> bool:
@@ -370,6 +373,7 @@ class Webhook:
         self.deliveries: list[Delivery] = []
         self._arrived = asyncio.Condition()
         self._server: asyncio.Server | None = None
+        self._open: set[asyncio.StreamWriter] = set()
         self.url = self.path = ""
 
     async def __aenter__(self) -> Webhook:
@@ -383,12 +387,17 @@ class Webhook:
         await self.close()
 
     async def close(self) -> None:
+        """Stop listening and close the connections a sender keeps alive (their handlers
+        then end on EOF, not by cancellation at the loop's end)."""
         if self._server is not None:
             self._server.close()
+            for writer in list(self._open):
+                writer.close()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 2)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._open.add(writer)
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -416,6 +425,7 @@ class Webhook:
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError, OSError):
             return
         finally:
+            self._open.discard(writer)
             writer.close()
 
     async def wait(self, count: int, seconds: float) -> list[Delivery]:

@@ -24,6 +24,7 @@ from interlink.cli import (
     _acp_check,
     _acp_client,
     _acp_serve,
+    _bridge,
 )
 from interlink.cli._parser import Parser
 
@@ -64,6 +65,16 @@ def _parser() -> argparse.ArgumentParser:
     _a2a_serve.add_db_parser(a2a_commands)
     _a2a_client.add_parsers(a2a_commands)
     _a2a_check.add_parser(a2a_commands)
+
+    bridge = commands.add_parser(
+        "bridge",
+        help="serve an agent of one protocol to clients of the other",
+        description="The bridge between ACP and A2A: `bridge a2a -- AGENT_CMD` serves an "
+        "ACP agent to A2A clients; `bridge acp URL` puts an A2A agent into an editor.",
+    )
+    bridge_commands = bridge.add_subparsers(dest="bridge_command", metavar="COMMAND", required=True)
+    _bridge.add_parser(bridge_commands)
+    _bridge.add_acp_parser(bridge_commands)
     return parser
 
 
@@ -103,6 +114,7 @@ def _run(argv: list[str] | None) -> int:
         "acp": {"serve": _acp_serve.run, "client": _acp_client.run, "check": _acp_check.run},
         "a2a": {"serve": _a2a_serve.run, "db": _a2a_serve.run_db, "check": _a2a_check.run}
         | dict.fromkeys(_a2a_client.COMMANDS, _a2a_client.run),
+        "bridge": {"a2a": _bridge.run, "acp": _bridge.run_acp},
     }
     if args.command in runs:
         return runs[args.command][getattr(args, f"{args.command}_command")](args)

@@ -1,7 +1,7 @@
 """`interlink a2a check [options] URL`: does an A2A server follow A2A 1.0?
 
-Fetches the agent card at URL's origin, checks it, then checks the interfaces it declares
-(JSON-RPC, and HTTP+JSON when declared) with raw HTTP and prints the report (text,
+Fetches the agent card at URL's origin, checks it, then checks each interface it declares
+(JSON-RPC, HTTP+JSON, gRPC) in its own wire form and prints the report (text,
 `--json`, `--junit FILE`). Only URL's origin and loopback are contacted. Exit status: 0
 when no MUST case failed (`--strict`: no SHOULD either), 1 otherwise, 2 for bad usage.
 """
@@ -24,8 +24,8 @@ def add_parser(commands: Commands) -> None:
         "check",
         "check that an A2A server follows the protocol",
         "Fetch the agent card at URL's origin (/.well-known/agent-card.json) and "
-        "check it, then speak raw HTTP and SSE to each interface it declares (JSON-RPC, "
-        "HTTP+JSON): each "
+        "check it, then speak raw to each interface it declares (JSON-RPC, HTTP+JSON, "
+        "gRPC with interlink[grpc]), asking each the same cases: each "
         "method's answers and errors, version and extension negotiation, streams, "
         "ListTasks pagination, historyLength, cancel, push configs and a delivery to a "
         "loopback webhook the checker runs. Each case cites the spec's sentence and its "

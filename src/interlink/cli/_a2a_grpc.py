@@ -3,18 +3,14 @@
 Imported only with `--grpc-port` (it imports grpcio). The gRPC server shares the app's
 `A2AServer` (`GrpcServer.for_app`): the app's lifespan starts and stops it, the gRPC
 side starts once the app has and stops before it (its streams end first). The card
-lists the interface (`GRPC`, `host:port`, A2A 1.0) after the ones it has; a card that
-listed none gets the HTTP one (the serving URL, or `--public-url`) first.
+lists the interface (`GRPC`, `host:port`, A2A 1.0) after the HTTP ones (`A2AApp.list_grpc`).
 """
 
 from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-import msgspec
-
-from interlink.a2a import A2AApp, with_interface
-from interlink.a2a import types as t
+from interlink.a2a import A2AApp
 from interlink.a2a.grpc import GrpcServer
 
 __all__ = ["GrpcSide"]
@@ -24,12 +20,10 @@ _UNSPECIFIED = {"0.0.0.0": "127.0.0.1", "::": "::1"}
 
 
 class GrpcSide:
-    def __init__(self, app: A2AApp, host: str, port: int, url: str, listed: str | None) -> None:
+    def __init__(self, app: A2AApp, host: str, port: int, listed: str | None) -> None:
         self.app = app
         self.host = host
         self.port = port
-        #: the HTTP URL of the card's JSON-RPC interface, and where clients reach us
-        self.url = url
         self.public_host = urlsplit(listed).hostname if listed else None
         self.server = GrpcServer.for_app(app)
 
@@ -41,12 +35,8 @@ class GrpcSide:
             raise RuntimeError(f"cannot listen on {bind}:{self.port}")
         name = self.public_host or _UNSPECIFIED.get(self.host, self.host)
         where = f"[{name}]:{port}" if ":" in name else f"{name}:{port}"
-        card = with_interface(self.app.server.card, self.url)
-        interfaces = [i for i in card.supported_interfaces if i.protocol_binding != "GRPC"]
-        grpc = t.AgentInterface(url=where, protocol_binding="GRPC", protocol_version="1.0")
-        card = msgspec.structs.replace(card, supported_interfaces=[*interfaces, grpc])
-        self.app.use_card(card)
-        self.server.binding.use_card(card)
+        self.app.list_grpc(where)
+        self.server.binding.use_card(self.app.server.card)
         return where
 
     async def stop(self) -> None:

@@ -24,11 +24,15 @@ import contextlib
 import os
 import socket
 import sys
+from typing import TYPE_CHECKING
 
 from interlink.cli._acp_serve import AgentLoadError, load_object
 from interlink.cli._parser import Commands, subcommand
 
-__all__ = ["add_parser", "run"]
+if TYPE_CHECKING:
+    from interlink.a2a import A2AApp, TaskStore
+
+__all__ = ["add_parser", "add_serving_options", "listen", "run", "served_url", "use_store"]
 
 
 def add_parser(commands: Commands) -> None:
@@ -41,19 +45,7 @@ def add_parser(commands: Commands) -> None:
         "interlink.a2a.create_app.",
     )
     serve.add_argument("target", metavar="MODULE:ATTR")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument(
-        "--port", type=int, default=9999, help="9999; 0: a free port (stdout says which)"
-    )
-    serve.add_argument(
-        "--store",
-        default=None,
-        metavar="URL",
-        help="task store: sqlite:///path.db, memory:, postgresql://user@host/db?schema=name "
-        "(replicas share one; an SQLite file serves one process; default: the agent's "
-        "own file, a2a/NAME.db in $INTERLINK_DATA_DIR, $XDG_DATA_HOME/interlink or "
-        "~/.local/share/interlink, NAME from its card's name)",
-    )
+    add_serving_options(serve)
     serve.add_argument(
         "--lease-ttl",
         type=_seconds,
@@ -71,22 +63,6 @@ def add_parser(commands: Commands) -> None:
         "(the tasks stay; default: keep everything)",
     )
     serve.add_argument(
-        "--push-allow",
-        default="",
-        metavar="HOSTS",
-        help="comma-separated hosts that push webhooks may use although not public "
-        "(e.g. 127.0.0.1,localhost:8080), for local development and tests",
-    )
-    serve.add_argument(
-        "--public-url",
-        type=_public_url,
-        default=None,
-        metavar="URL",
-        help="the URL clients reach the agent at (behind a proxy), where the card lists "
-        "its interfaces (JSON-RPC, HTTP+JSON) when it lists none (default: the address "
-        "each request came to: its scheme, Host and mount path)",
-    )
-    serve.add_argument(
         "--sign-key",
         metavar="FILE",
         help="sign the agent card with this PEM private key: EC P-256 (ES256), RSA "
@@ -100,7 +76,41 @@ def add_parser(commands: Commands) -> None:
         help="also serve the gRPC binding on this port, on the same host (0: a free port; "
         "the card lists it; needs interlink[grpc])",
     )
-    serve.add_argument("--log-level", default="info")
+
+
+def add_serving_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a command that serves an agent over HTTP (`a2a serve`, `bridge
+    a2a`): where it listens, its store, push webhooks, its public URL, the log level."""
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument(
+        "--port", type=int, default=9999, help="9999; 0: a free port (stdout says which)"
+    )
+    parser.add_argument(
+        "--store",
+        default=None,
+        metavar="URL",
+        help="task store: sqlite:///path.db, memory:, postgresql://user@host/db?schema=name "
+        "(replicas share one; an SQLite file serves one process; default: the agent's "
+        "own file, a2a/NAME.db in $INTERLINK_DATA_DIR, $XDG_DATA_HOME/interlink or "
+        "~/.local/share/interlink, NAME from its card's name)",
+    )
+    parser.add_argument(
+        "--push-allow",
+        default="",
+        metavar="HOSTS",
+        help="comma-separated hosts that push webhooks may use although not public "
+        "(e.g. 127.0.0.1,localhost:8080), for local development and tests",
+    )
+    parser.add_argument(
+        "--public-url",
+        type=_public_url,
+        default=None,
+        metavar="URL",
+        help="the URL clients reach the agent at (behind a proxy), where the card lists "
+        "its interfaces (JSON-RPC, HTTP+JSON) when it lists none (default: the address "
+        "each request came to: its scheme, Host and mount path)",
+    )
+    parser.add_argument("--log-level", default="info")
 
 
 def _public_url(text: str) -> str:
@@ -164,16 +174,29 @@ def run_db(args: argparse.Namespace) -> int:
     return 0
 
 
+def use_store(app: A2AApp, url: str | None, push_allow: str) -> tuple[TaskStore, str]:
+    """Serve `app` from the store at `url` (None: the agent's own SQLite file, named after
+    its card), with push webhooks allowed to the comma-separated `push_allow` hosts; the
+    store and its URL. An SQLite file is locked now, so a second process is refused,
+    naming the holder, before anything else starts."""
+    from interlink.a2a import SqliteTaskStore, default_store_path, open_store
+
+    store_url = url or f"sqlite://{default_store_path(app.server.card.name).absolute()}"
+    allow = [host.strip() for host in push_allow.split(",") if host.strip()]
+    store = open_store(store_url)
+    if isinstance(store, SqliteTaskStore):
+        store.lock()
+    app.use_store(store, push_allow=allow)
+    return store, store_url
+
+
 def run(args: argparse.Namespace) -> int:
     from interlink.a2a import (
         A2AApp,
         CardSignatureError,
         SharedStore,
         SigningKey,
-        SqliteTaskStore,
         StoreError,
-        default_store_path,
-        open_store,
         with_interface,
     )
     from interlink.cli._a2a_uvicorn import StreamingServer, config
@@ -181,14 +204,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         app = load_object(args.target, A2AApp, "an interlink.a2a app (create_app)")
         assert isinstance(app, A2AApp)
-        store_url = args.store or f"sqlite://{default_store_path(app.server.card.name).absolute()}"
-        allow = [host.strip() for host in args.push_allow.split(",") if host.strip()]
-        store = open_store(store_url)
+        store, store_url = use_store(app, args.store, args.push_allow)
         if args.lease_ttl is not None and not isinstance(store, SharedStore):
             raise ValueError("--lease-ttl: for a PostgreSQL store (replicas) only")
-        if isinstance(store, SqliteTaskStore):
-            store.lock()  # refused now, naming the holder, before anything else starts
-        app.use_store(store, push_allow=allow)
         if args.lease_ttl is not None:
             app.server.lease_ttl = args.lease_ttl
         if args.retention is not None:
@@ -198,14 +216,11 @@ def run(args: argparse.Namespace) -> int:
     except (AgentLoadError, StoreError, ValueError, CardSignatureError) as exc:
         print(f"interlink a2a serve: {exc}", file=sys.stderr)
         return 2
-    try:
-        listeners = _listen(args.host, args.port)
-    except OSError as exc:
-        where = _authority(args.host, args.port)
-        print(f"interlink a2a serve: cannot listen on {where}: {_reason(exc)}", file=sys.stderr)
+    listeners = listen("interlink a2a serve", args.host, args.port)
+    if listeners is None:
         return 1
     port = listeners[0].getsockname()[1]
-    url = f"http://{_authority(_UNSPECIFIED.get(args.host, args.host), port)}/"
+    url = served_url(args.host, port)
     if args.public_url is not None:
         app.use_card(with_interface(app.server.card, args.public_url, app.interfaces))
     what = f"serving {app.server.card.name!r} · tasks: {_store_text(store_url)}"
@@ -218,8 +233,7 @@ def run(args: argparse.Namespace) -> int:
                 f"interlink a2a serve: --grpc-port needs interlink[grpc] ({exc})", file=sys.stderr
             )
             return 2
-        public = args.public_url or url
-        grpc_side = GrpcSide(app, args.host, args.grpc_port, public, listed=args.public_url)
+        grpc_side = GrpcSide(app, args.host, args.grpc_port, listed=args.public_url)
 
     class Server(StreamingServer):  # open streams end when it stops: see _a2a_uvicorn
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
@@ -253,6 +267,20 @@ def run(args: argparse.Namespace) -> int:
     return 0 if server.started else 1
 
 
+def listen(prog: str, host: str, port: int) -> list[socket.socket] | None:
+    """`_listen`, or None once stderr says why it cannot (`prog: cannot listen on ...`)."""
+    try:
+        return _listen(host, port)
+    except OSError as exc:
+        print(f"{prog}: cannot listen on {_authority(host, port)}: {_reason(exc)}", file=sys.stderr)
+        return None
+
+
+def served_url(host: str, port: int) -> str:
+    """The URL the `serving on` line names (loopback for an address on every interface)."""
+    return f"http://{_authority(_UNSPECIFIED.get(host, host), port)}/"
+
+
 def _listen(host: str, port: int) -> list[socket.socket]:
     """Listening TCP sockets on every address `host` resolves to (`localhost`: `::1`
     and `127.0.0.1`, as uvicorn would), all on `port` (0: the one the OS picks for the
@@ -264,7 +292,13 @@ def _listen(host: str, port: int) -> list[socket.socket]:
     try:
         for family, ip in addresses:
             bound = listeners[0].getsockname()[1] if listeners else port
-            listeners.append(socket.create_server((ip, bound), family=family, backlog=2048))
+            listener = socket.create_server((ip, bound), family=family, backlog=2048)
+            # Connections accepted here get no TCP_NODELAY from asyncio (it sets it only
+            # on sockets whose proto is TCP, and these have proto 0): set on the listener,
+            # every accepted socket inherits it. Without it a stream's first event waits
+            # behind its response headers for the client's delayed ACK (some 40 ms).
+            listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            listeners.append(listener)
     except OSError:
         for listener in listeners:
             listener.close()

@@ -22,13 +22,14 @@ import asyncio
 import ctypes
 import platform
 import socket
+import sys
 from typing import Literal
 
 import uvicorn
 
 from interlink.a2a import A2AApp
 
-__all__ = ["GRACE", "StreamingServer", "config", "give_large_buffers_back"]
+__all__ = ["GRACE", "AnnouncingServer", "StreamingServer", "config", "give_large_buffers_back"]
 
 GRACE = 5
 """Seconds that responses in progress get to finish when the server stops."""
@@ -90,6 +91,23 @@ class StreamingServer(uvicorn.Server):
             if _not_reading(connection):
                 connection.transport.abort()
         await super().shutdown(sockets)
+
+
+class AnnouncingServer(StreamingServer):
+    """Once the socket listens and the app has started: `serving on URL` on stdout (a
+    script reads this line to learn that and where it serves; a failed start closes
+    stdout without it) and `what` on stderr (for people)."""
+
+    def __init__(self, config: uvicorn.Config, url: str, what: str) -> None:
+        super().__init__(config)
+        self.url = url
+        self.what = what
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            print(f"serving on {self.url}", flush=True)
+            print(self.what, file=sys.stderr, flush=True)
 
 
 def _not_reading(connection: object) -> bool:

@@ -51,6 +51,7 @@ from ._messages import (
 from ._methods import NotificationType, Profile, RequestType
 from ._peer import (
     CancelRequested,
+    Decoded,
     Event,
     Incoming,
     Peer,
@@ -118,6 +119,7 @@ __all__ = [
     "read_body",
     # the peer: stream side
     "CancelRequested",
+    "Decoded",
     "Event",
     "Peer",
     "Queued",

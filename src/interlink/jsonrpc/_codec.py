@@ -14,6 +14,7 @@ to say precisely what is wrong. Nothing here raises on bad input: it returns `In
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TypeVar, cast
 
 import msgspec
@@ -227,6 +228,11 @@ class ValueCodec:
 
     def decode(self, type_: object, data: bytes | msgspec.Raw) -> object:
         return _decoder(type_).decode(data)
+
+    def decoder(self, type_: object) -> Callable[[bytes], object]:
+        """`decode` of `type_` as one call, for the common case: it may raise
+        `msgspec.ValidationError` where `decode` would not (then `decode` decides)."""
+        return _decoder(type_).decode
 
     def encode_message(self, message: object) -> bytes:
         """One NDJSON frame for an outgoing message carrying the protocol's values."""

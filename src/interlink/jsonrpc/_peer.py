@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import operator
 import re
 from collections.abc import Callable
 from typing import Generic, TypeAlias, TypeVar
@@ -36,6 +37,7 @@ from ._pending import BatchReply, PendingRequests
 
 __all__ = [
     "CancelRequested",
+    "Decoded",
     "Event",
     "Incoming",
     "Peer",
@@ -53,6 +55,8 @@ Incoming: TypeAlias = Request[msgspec.Raw] | Notification[msgspec.Raw] | ErrorRe
 """What one body (or one batch entry) is: a message to serve, or the error to send."""
 
 _DEFAULT_PROFILE = Profile()
+_UNSET = msgspec.UNSET
+_OTHER_MEMBERS = ("id", "result", "error", "jsonrpc")
 
 
 def _not_a_request(message: object) -> ErrorResponse:
@@ -126,6 +130,15 @@ class Queued(msgspec.Struct, frozen=True):
     response: Response
 
 
+class Decoded(msgspec.Struct, frozen=True):
+    """Event: a notification of a method in `Peer.decode_notifications`, its params
+    decoded with the envelope; `size` is its line's (handle it as any notification)."""
+
+    method: str
+    params: object
+    size: int
+
+
 class CancelRequested(msgspec.Struct, frozen=True):
     """Event: the peer cancelled its request `id`, which is in flight (its handler is
     to stop and answer -32800, see `Peer.refuse`)."""
@@ -145,7 +158,13 @@ class Reply(msgspec.Struct, frozen=True):
 
 
 Event: TypeAlias = (
-    Request[msgspec.Raw] | Notification[msgspec.Raw] | Response | Queued | CancelRequested | Reply
+    Request[msgspec.Raw]
+    | Notification[msgspec.Raw]
+    | Decoded
+    | Response
+    | Queued
+    | CancelRequested
+    | Reply
 )
 """What `Peer.receive` yields, in the order the input said it. A request is to be
 served (it is in flight until answered); a notification is to be handled in order (then
@@ -191,6 +210,9 @@ class Peer(Generic[W, T]):
         "_direct",
         "_framer",
         "_queued",
+        "_streak",
+        "_typed",
+        "_typed_methods",
         "batches",
         "codec",
         "in_flight",
@@ -215,8 +237,31 @@ class Peer(Generic[W, T]):
         self._queued = 0
         #: ids of our requests whose answers skip the queue (see `request`)
         self._direct: set[RequestId] = set()
+        #: decodes a notification of a method in `decode_notifications` whole, if the
+        #: last message was a notification (one failed try after each streak)
+        self._typed: Callable[[bytes], object] | None = None
+        self._typed_methods: dict[type, str] = {}
+        self._streak = False
 
     # -- receiving --------------------------------------------------------------------
+
+    def decode_notifications(self, params: dict[str, object]) -> None:
+        """Decode the notifications of these methods (method -> params type) in one pass
+        where that passes strictly (they come as `Decoded`); the last one tried that did
+        not pass is decoded as before, and no more are tried until a notification comes."""
+        variants = {
+            msgspec.defstruct(
+                "_Typed",
+                [("params", type_), *((name, object, _UNSET) for name in _OTHER_MEMBERS)],
+                tag_field="method",
+                tag=method,
+            ): method
+            for method, type_ in params.items()
+            if method != self._cancel_method
+        }
+        self._typed_methods = variants
+        union = functools.reduce(operator.or_, variants) if variants else None
+        self._typed = None if union is None else self.codec.decoder(union)
 
     def receive(self, data: bytes) -> list[Event]:
         """Take the next bytes of the stream; return what they complete, in order."""
@@ -229,18 +274,32 @@ class Peer(Generic[W, T]):
     def _events(self, frames: list[bytes | Oversize]) -> list[Event]:
         events: list[Event] = []
         decode = self._decode
+        typed = self._typed if self._streak else None
         in_flight = self.in_flight
         cancel = self._cancel_method
         for frame in frames:
             if type(frame) is not bytes:
                 self._oversize(frame, events)  # type: ignore[arg-type]
                 continue
+            if typed is not None:
+                try:
+                    note: object = typed(frame)
+                except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+                    typed = None
+                else:  # (a method's params, and no member a notification may not have)
+                    if note.jsonrpc == "2.0" and note.id is note.result is note.error is _UNSET:  # type: ignore[attr-defined]
+                        self._queued += 1
+                        method = self._typed_methods[type(note)]
+                        events.append(Decoded(method, note.params, len(frame)))  # type: ignore[attr-defined]
+                        continue
+                    typed = None
             message = decode(frame)
             kind = type(message)
             # the common cases inline; `_route` says the whole rule
             if kind is Notification and message.method != cancel:  # type: ignore[union-attr]
                 self._queued += 1
                 events.append(message)  # type: ignore[arg-type]
+                typed = self._typed
             elif kind is Request and message.id not in in_flight:  # type: ignore[union-attr]
                 in_flight[message.id] = None  # type: ignore[union-attr]
                 events.append(message)  # type: ignore[arg-type]
@@ -248,6 +307,7 @@ class Peer(Generic[W, T]):
                 events.append(message)  # type: ignore[arg-type]
             else:
                 self._route(message, frame, events)
+        self._streak = typed is not None
         return events
 
     def _route(self, message: object, frame: bytes, events: list[Event]) -> None:

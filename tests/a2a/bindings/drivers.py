@@ -17,7 +17,8 @@ from typing import Protocol
 
 import httpx
 
-from interlink.a2a._errors import CORE_REASONS, A2AError, status_of
+from interlink.a2a._codec import to_query
+from interlink.a2a._errors import REASON_CODES, status_of
 from interlink.a2a._methods import METHODS
 from interlink.a2a._routes import route_of
 
@@ -43,6 +44,19 @@ class Failure(Exception):
             if isinstance(d, dict) and d.get("@type", "").endswith("google.rpc.BadRequest")
             for v in d.get("fieldViolations", [])
         ]
+
+
+class Unauthenticated(Exception):
+    """HTTP 401 (before any binding's envelope), with its `WWW-Authenticate`."""
+
+    def __init__(self, challenge: str) -> None:
+        super().__init__(f"HTTP 401: {challenge}")
+        self.challenge = challenge
+
+
+def _checked(response: httpx.Response) -> None:
+    if response.status_code == 401:
+        raise Unauthenticated(response.headers.get("www-authenticate", ""))
 
 
 def _reason(details: object) -> str:
@@ -108,6 +122,7 @@ class JsonRpc:
             self.url, json=self._body(method, params), headers={**VERSION, **(headers or {})}
         )
         self.headers = response.headers
+        _checked(response)
         assert response.status_code == 200, response.text
         answer = response.json()
         if "error" in answer:
@@ -161,10 +176,7 @@ class Rest:
             return self.client.build_request(
                 route.rule.verb, url, content=json.dumps(rest), headers=all_headers
             )
-        query: list[tuple[str, str | int | float | bool | None]] = []
-        for key, value in rest.items():
-            for item in value if isinstance(value, list) else [value]:
-                query.append((key, json.dumps(item) if isinstance(item, bool) else str(item)))
+        query: list[tuple[str, str | int | float | bool | None]] = list(to_query(rest))
         return self.client.build_request(route.rule.verb, url, params=query, headers=all_headers)
 
     @staticmethod
@@ -174,7 +186,7 @@ class Rest:
         reason = _reason(error.get("details"))
         assert error["code"] == http, error
         if http not in (405, 413, 415):  # (statuses more precise than the table's)
-            assert (error["status"], http) == status_of(_CODES[reason]), error
+            assert (error["status"], http) == status_of(REASON_CODES[reason]), error
         return Failure(reason, error["status"], error.get("details", []), error["message"])
 
     async def call(
@@ -182,6 +194,7 @@ class Rest:
     ) -> Json:
         response = await self.client.send(self._request(method, params, headers))
         self.headers = response.headers
+        _checked(response)
         if response.status_code != 200:
             raise self._failure(response.status_code, response.content)
         assert response.headers["content-type"] == "application/a2a+json"
@@ -213,13 +226,6 @@ class Rest:
 
     async def last_headers(self) -> Mapping[str, str]:
         return self.headers
-
-
-#: each A2A reason's JSON-RPC code, to check a REST status against §5.4
-_CODES = {
-    **{cls.REASON: cls.CODE for cls in A2AError.__subclasses__()},
-    **{reason: code for code, reason in CORE_REASONS.items()},
-}
 
 
 DRIVERS: dict[str, Callable[[httpx.AsyncClient, str], Driver]] = {

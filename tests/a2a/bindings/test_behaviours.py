@@ -7,11 +7,11 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from interlink.a2a import TenantRouter, create_app
+from interlink.a2a import BearerAuth, TenantRouter, create_app
 from interlink.a2a import types as t
 from tests.a2a.agents import Scripted, card, message
 from tests.a2a.bindings.conftest import Bound
-from tests.a2a.bindings.drivers import Driver, Failure, Json
+from tests.a2a.bindings.drivers import Driver, Failure, Json, Unauthenticated
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -260,3 +260,18 @@ async def test_a_plain_app_refuses_an_unknown_tenant(bound: Bound) -> None:
     assert (ghost.reason, ghost.status) == ("TASK_NOT_FOUND", "NOT_FOUND")
     made = task_of(await driver.call("SendMessage", message("echo x")))
     assert (await driver.call("GetTask", {"id": made["id"]}))["id"] == made["id"]
+
+
+async def test_authentication_and_owners(bound: Bound) -> None:
+    auth = BearerAuth({"tok-a": "alice", "tok-b": "bob"})
+    driver = await bound(create_app(Scripted(), card(), auth=[auth]))
+    with pytest.raises(Unauthenticated) as refused:
+        await driver.call("GetTask", {"id": "x"})
+    assert refused.value.challenge == 'Bearer realm="a2a"'
+    alice = {"Authorization": "Bearer tok-a"}
+    made = task_of(await driver.call("SendMessage", message("echo mine"), alice))
+    assert (await driver.call("GetTask", {"id": made["id"]}, alice))["id"] == made["id"]
+    bob = {"Authorization": "Bearer tok-b"}
+    hidden = await failure(driver, "GetTask", {"id": made["id"]}, **bob)
+    assert hidden.reason == "TASK_NOT_FOUND"  # not visible looks like not found
+    assert ids(await driver.call("ListTasks", {}, bob)) == []

@@ -1,10 +1,13 @@
 """interlink's A2A server against the official A2A 1.0 clients (Python and JS SDKs).
 
-Each test runs one client peer (``peers/py_client.py`` on ``a2a-sdk``, ``peers/js_client.mjs``
-on ``@a2a-js/sdk``) against ``interlink a2a serve examples/a2a_agent.py:app`` and checks what
-the SDK observed. Objects are ProtoJSON as the SDKs re-serialize them, so fields holding a
-proto default (``""``, ``false``, ``0``, ``[]``) are absent; SDK errors are
-``{"name", "code", "message"}`` with the JSON-RPC code the SDK surfaced.
+Each test runs one client peer (``peers/py_client.py`` on ``a2a-sdk``,
+``peers/js_client.mjs`` on ``@a2a-js/sdk``) against ``interlink a2a serve
+examples/a2a_agent.py:app`` and checks what the SDK observed, once over each binding the
+server serves (JSON-RPC, HTTP+JSON: the SDK's client is allowed that one only, and takes the
+card's interface for it). Objects are ProtoJSON as the SDKs re-serialize them, so fields
+holding a proto default (``""``, ``false``, ``0``, ``[]``) are absent; SDK errors are
+``{"name", "code", "message"}`` with the JSON-RPC code the SDK surfaced (none from the JS
+SDK over HTTP+JSON: its ``reason`` then).
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from interlink.a2a._errors import A2AError
+from interlink.a2a._routes import find
 from tests.interop.a2a.conftest import A2AServer, PeerKind, run_peer
 
 pytestmark = pytest.mark.interop
@@ -26,8 +31,14 @@ ACTIVE = {"TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"}
 
 
 @pytest.fixture(
-    params=[("py", "JSONRPC"), ("js", "JSONRPC"), ("py", "GRPC")],
-    ids=["py-sdk", "js-sdk", "py-sdk-grpc"],
+    params=[
+        ("py", "JSONRPC"),
+        ("js", "JSONRPC"),
+        ("py", "HTTP+JSON"),
+        ("js", "HTTP+JSON"),
+        ("py", "GRPC"),
+    ],
+    ids=["py-sdk", "js-sdk", "py-sdk-rest", "js-sdk-rest", "py-sdk-grpc"],
 )
 def sdk(request: pytest.FixtureRequest) -> tuple[PeerKind, str]:
     """The client peer and the binding it speaks (the Python SDK's gRPC client talks to
@@ -37,17 +48,16 @@ def sdk(request: pytest.FixtureRequest) -> tuple[PeerKind, str]:
 
 
 class Run:
-    def __init__(self, sdk: PeerKind, server: A2AServer, binding: str = "JSONRPC") -> None:
+    def __init__(self, sdk: PeerKind, server: A2AServer, binding: str) -> None:
         self.sdk = sdk
         self.server = server
         self.binding = binding
 
     def __call__(self, scenario: str, *extra: str) -> Json:
-        if self.binding != "JSONRPC":
-            extra = (*extra, "--binding", self.binding)
-        out = run_peer(self.sdk, self.server, scenario, extra)
+        out = run_peer(self.sdk, self.server, scenario, (*extra, "--binding", self.binding))
         assert out["scenario"] == scenario
         check_requests(out, self.server, self.binding)
+        out["binding"] = self.binding
         return out
 
 
@@ -61,9 +71,20 @@ def run(sdk: tuple[PeerKind, str], request: pytest.FixtureRequest) -> Run:
 # -- helpers ----------------------------------------------------------------------------------
 
 
-def check_requests(out: Json, server: A2AServer, binding: str = "JSONRPC") -> None:
-    """Every request the SDK made carried ``A2A-Version: 1.0``; RPCs went to the card's URL
-    (over gRPC: each call carried ``a2a-version: 1.0`` metadata)."""
+def method_of(request: Json) -> str:
+    """The A2A method of an HTTP+JSON request, by its route (a subscription may be
+    posted, as §11.3.2's text has it)."""
+    found = find(request["http"], request["path"])
+    if found is None and request["http"] == "POST":
+        found = find("GET", request["path"])
+    assert found is not None, f"no HTTP+JSON route: {request}"
+    return found[0].method.name
+
+
+def check_requests(out: Json, server: A2AServer, binding: str) -> None:
+    """Every request the SDK made carried ``A2A-Version: 1.0``; RPCs went to the card's
+    URL (JSON-RPC), to the routes of a2a.proto below it (HTTP+JSON), or carried
+    ``a2a-version: 1.0`` metadata (gRPC)."""
     requests = out["requests"]
     assert requests, "the peer recorded no HTTP request"
     assert requests[0] == {
@@ -78,6 +99,10 @@ def check_requests(out: Json, server: A2AServer, binding: str = "JSONRPC") -> No
             assert req["a2aVersion"] == "1.0", req
         return
     for req in requests[1:]:
+        if binding == "HTTP+JSON":
+            assert req["a2aVersion"] == "1.0", req
+            req["rpc"] = method_of(req)
+            continue
         assert req["http"] == "POST", req
         assert req["path"] == "/", req
         assert req["a2aVersion"] == "1.0", req
@@ -99,10 +124,18 @@ def state(task: Json) -> str:
     return value
 
 
+#: the ErrorInfo reason of each A2A error code (the JS SDK's HTTP+JSON errors carry
+#: the reason, not a code)
+REASONS = {cls.CODE: cls.REASON for cls in A2AError.__subclasses__()}
+
+
 def error(answer: Json, name: str, code: int) -> None:
     assert "result" not in answer, f"expected {name} ({code}), got a result: {answer}"
     assert answer["error"]["name"] == name, answer
-    assert answer["error"]["code"] == code, answer
+    if answer["error"]["code"] is None:
+        assert answer["error"]["reason"] == REASONS[code], answer
+    else:
+        assert answer["error"]["code"] == code, answer
 
 
 def result(answer: Json) -> Json:
@@ -143,7 +176,14 @@ def test_card_discovery(run: Run) -> None:
     out = run("card")
     card = out["card"]
     assert card["name"] == CARD_NAME
-    interfaces = [{"url": run.server.url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]
+    interfaces = [
+        {"url": run.server.url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+        {
+            "url": run.server.url.rstrip("/"),
+            "protocolBinding": "HTTP+JSON",
+            "protocolVersion": "1.0",
+        },
+    ]
     if run.server.grpc:
         interfaces.append(
             {"url": run.server.grpc, "protocolBinding": "GRPC", "protocolVersion": "1.0"}

@@ -60,7 +60,7 @@ def completed(deliveries: list[Delivery], task_id: str) -> bool:
 
 def test_push_delivery(sdk: PeerKind, a2a_push_server: A2AServer, webhook: WebhookReceiver) -> None:
     out = run_peer(sdk, a2a_push_server, "push-delivery", ["--webhook", webhook.url])
-    check_requests(out, a2a_push_server)
+    check_requests(out, a2a_push_server, "JSONRPC")
     created_id = out["started"]["id"]
     inline_id = out["inline"]["task"]["id"]
     assert out["created"]["result"]["taskId"] == created_id

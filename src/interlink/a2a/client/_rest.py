@@ -1,9 +1,9 @@
 """The HTTP+JSON binding of the A2A client (§11): a route per method, ProtoJSON bodies.
 
 Each call goes to the route of its method in the generated table (`Method.http`, from
-the proto's `google.api.http` rules), under the interface's URL: the route whose path
-fields the request all sets, the `/{tenant}/...` one first when the interface has a
-tenant. Path fields are filled in (percent-encoded, one segment each); a route with a
+the proto's `google.api.http` rules, compiled by `_routes`), under the interface's URL:
+the rule, or its `/{tenant}/...` binding when the interface has a tenant. Path fields
+are filled in (percent-encoded, one segment each); a route with a
 body sends the rest of the request as ProtoJSON (`Content-Type: application/a2a+json`),
 one without sends it as query parameters (camelCase names, §11.5: a repeated field is
 one parameter per item). The service parameters are headers (§11.2).
@@ -23,14 +23,13 @@ from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Protocol, TypeVar
-from urllib.parse import quote
 
 import httpx
 import msgspec
 
-from interlink.a2a import _codec
+from interlink.a2a import _codec, _routes
 from interlink.a2a._errors import InvalidAgentResponse, error_from_status
-from interlink.a2a._methods import HttpRule, Method
+from interlink.a2a._methods import Method
 from interlink.a2a._types import StreamResponse
 from interlink.a2a.client._http import HttpDialect, HttpTransport
 from interlink.a2a.client._transport import HTTP_JSON, StreamEvent, StreamHints, TransportConfig
@@ -68,27 +67,6 @@ class RestDialect(HttpDialect, Protocol):
         ...
 
 
-def _fields(rule: HttpRule) -> list[str]:
-    """The request fields in a route's path (`{task_id=*}` -> `task_id`)."""
-    return [part.split("}")[0].split("=")[0] for part in rule.path.split("{")[1:]]
-
-
-def route(method: Method[msgspec.Struct, msgspec.Struct], params: msgspec.Struct) -> HttpRule:
-    """The route of `method` for `params`: of those whose path fields `params` all sets,
-    the one with the most (`/{tenant}/...` when there is a tenant)."""
-    usable = [r for r in method.http if all(getattr(params, f, "") for f in _fields(r))]
-    if not usable:
-        names = " or ".join(", ".join(_fields(r)) for r in method.http)
-        raise ValueError(f"{method.name} over HTTP+JSON needs {names}")
-    return max(usable, key=lambda r: len(_fields(r)))
-
-
-def _query_value(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
 class _V10:
     """A2A 1.0: the proto's routes, ProtoJSON, `google.rpc.Status` errors."""
 
@@ -97,24 +75,21 @@ class _V10:
     def request(
         self, method: Method[msgspec.Struct, msgspec.Struct], params: msgspec.Struct
     ) -> RestRequest:
-        rule = route(method, params)
-        path = rule.path
-        in_path = _fields(rule)
-        for name in in_path:
-            segment = quote(str(getattr(params, name)), safe="")
-            path = path.replace(f"{{{name}=*}}", segment).replace(f"{{{name}}}", segment)
-        json_names = {f.name: f.encode_name for f in msgspec.structs.fields(params)}
+        route = _routes.route_of(method, tenant=bool(getattr(params, "tenant", "")))
         rest = _codec.to_builtins(params)
-        for name in in_path:
-            rest.pop(json_names.get(name, name), None)
+        try:
+            path = route.expand({name: str(rest.get(name, "")) for name in route.fields})
+        except KeyError as exc:
+            raise ValueError(f"{method.name} over HTTP+JSON needs {exc.args[0]}") from None
+        for name in route.fields:
+            del rest[name]
+        rule = route.rule
         if rule.body:
             return RestRequest(rule.verb, path, body=msgspec.json.encode(rest))
-        query: list[tuple[str, str]] = []
-        for key, value in rest.items():
-            items = value if isinstance(value, list) else [value]
-            if any(isinstance(item, dict | list) for item in items):
-                raise ValueError(f"{method.name}: {key} cannot be a query parameter")
-            query += [(key, _query_value(item)) for item in items]
+        try:
+            query = _codec.to_query(rest)
+        except ValueError as exc:
+            raise ValueError(f"{method.name}: {exc}") from None
         return RestRequest(rule.verb, path, tuple(query))
 
     def decode_result(self, method: Method[msgspec.Struct, R], body: bytes) -> R:

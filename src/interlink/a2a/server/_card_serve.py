@@ -108,8 +108,9 @@ def _variant(card: AgentCard, signer: SigningKey | None, v03: bool) -> CardVaria
 class PublishedCard:
     """One card, served per request: as it is, or with the interfaces of the request.
 
-    `interfaces` are (protocol binding, path below the app or absolute URL), in the
-    order of preference; by default the one JSON-RPC interface at `rpc_path`."""
+    `interfaces` are (protocol binding, path below the app or absolute URL; for gRPC
+    always its `host:port`), in the order of preference; by default the one JSON-RPC
+    interface at `rpc_path`."""
 
     def __init__(
         self,
@@ -169,7 +170,9 @@ class PublishedCard:
             return list(self.card.supported_interfaces)
         return [
             AgentInterface(
-                url=where if "://" in where else interface_url(scope, headers, where),
+                url=where
+                if "://" in where or binding == "GRPC"
+                else interface_url(scope, headers, where),
                 protocol_binding=binding,
                 protocol_version="1.0",
             )

@@ -124,8 +124,9 @@ class AgentExecutor:
         raise NotImplementedError
 
     async def cancel(self, context: RequestContext, events: EventSink) -> None:
-        """Called by `CancelTask` on a running task; the default publishes CANCELED
-        (the running `execute` is then cancelled by the server)."""
+        """Called by `CancelTask` on a running task, or on one waiting for input (no
+        `execute` runs then, but the agent may hold work behind its question); the
+        default publishes CANCELED (a running `execute` is then cancelled by the server)."""
         await TaskUpdater(context, events).cancel()
 
 

@@ -618,6 +618,10 @@ class A2AServer:
                 live.runner.cancel()
                 # (its end, whatever it was; our own cancellation still goes through)
                 await asyncio.wait([live.runner], timeout=10)
+            elif live.state in INTERRUPTED:
+                # no executor runs, but it may hold work behind its question (the bridge:
+                # an ACP permission request, which a cancel must answer `cancelled`)
+                await self.executor.cancel(context, publisher)
             if live.state not in TERMINAL:
                 await TaskUpdater(context, publisher).cancel()
         except InvalidEventSequence:

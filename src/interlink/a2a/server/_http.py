@@ -1,7 +1,8 @@
 """The A2A server over HTTP, as a plain ASGI application: the shell its bindings share.
 
 The shell serves the agent card, authenticates, routes each request to the binding
-whose route it is (JSON-RPC at `POST {rpc_path}`: `bindings/_jsonrpc`), reads its body
+whose route it is (JSON-RPC at `POST {rpc_path}`: `bindings/_jsonrpc`; HTTP+JSON on the
+routes of a2a.proto: `bindings/_rest`; tried in that order), reads its body
 (bounded: a body declared or found larger than `max_body` is refused at once, in the
 binding's own terms, and the connection closes) and writes the answers: plain ones, and
 SSE streams whose events each binding frames its own way (`Framing`). An error before a
@@ -26,8 +27,10 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from typing import cast
 from urllib.parse import parse_qs, quote, unquote
 
+import msgspec
+
 from interlink.a2a._card_sign import SigningKey, sign_card
-from interlink.a2a._types import AgentCard
+from interlink.a2a._types import AgentCard, AgentInterface
 from interlink.a2a.server._asgi import (
     CLOSE,
     SSE,
@@ -145,6 +148,19 @@ class A2AApp:
         """Publish `card` instead (before the app starts)."""
         self.server.card = card
         self._publish(card)
+
+    def list_grpc(self, url: str) -> None:
+        """List the gRPC interface at `url` (`host:port`, where a gRPC server sharing
+        this app's `A2AServer` listens) on the card, after the HTTP ones: among the
+        interfaces made from each request, or after those the card lists itself."""
+        card = self.server.card
+        if card.supported_interfaces:
+            grpc = AgentInterface(url=url, protocol_binding="GRPC", protocol_version="1.0")
+            kept = [i for i in card.supported_interfaces if i.protocol_binding != "GRPC"]
+            self.server.card = msgspec.structs.replace(card, supported_interfaces=[*kept, grpc])
+        else:
+            self.interfaces = (*(i for i in self.interfaces if i[0] != "GRPC"), ("GRPC", url))
+        self._publish(self.server.card)
 
     def sign_cards(self, key: SigningKey) -> None:
         """Sign the card as served (each variant made from requests too) and the

@@ -31,7 +31,7 @@ from typing import NamedTuple
 import msgspec
 
 from interlink.a2a import _codec
-from interlink.a2a._errors import InvalidAgentResponse
+from interlink.a2a._errors import A2AError, InvalidAgentResponse
 from interlink.a2a._lifecycle import INTERRUPTED, NEW, TERMINAL, step
 from interlink.a2a._types import (
     Message,
@@ -127,8 +127,12 @@ def failure_reason(failure: BaseException | None, *, expose: bool = False) -> st
     return "the agent failed (the server's log says why)"
 
 
-def no_answer(failure: BaseException | None, *, expose: bool = False) -> InvalidAgentResponse:
-    """The error for a task that ended before the agent answered at all."""
+def no_answer(failure: BaseException | None, *, expose: bool = False) -> RpcError:
+    """The error for a task that ended before the agent answered at all: an A2A error the
+    executor raised on purpose is the request's own (such as -32005 for a part the agent
+    cannot take), anything else -32006 with the reason."""
+    if isinstance(failure, A2AError):
+        return failure
     return InvalidAgentResponse(
         f"the agent did not answer: {failure_reason(failure, expose=expose)}"
     )

@@ -9,6 +9,8 @@
 // non-zero with a message on stderr on anything else (timeout, transport failure, usage).
 //
 // Usage: node js_client.mjs URL SCENARIO [--webhook URL] [--step-timeout SECONDS]
+//        [--binding JSONRPC|HTTP+JSON]
+// (the one transport the client factory gets: the card's interface of that binding is used)
 
 import { randomUUID } from 'node:crypto';
 import {
@@ -28,7 +30,12 @@ import {
   Task,
   TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
-import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
+import {
+  ClientFactory,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+  RestTransportFactory,
+} from '@a2a-js/sdk/client';
 import { A2AError } from '@a2a-js/sdk/errors';
 
 const SCENARIOS = [
@@ -44,11 +51,12 @@ class PeerFailure extends Error {}
 
 function parseArgs(argv) {
   const positional = [];
-  const opts = { webhook: null, stepTimeout: 15 };
+  const opts = { webhook: null, stepTimeout: 15, binding: 'JSONRPC' };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--webhook') opts.webhook = argv[++i];
     else if (arg === '--step-timeout') opts.stepTimeout = Number(argv[++i]);
+    else if (arg === '--binding') opts.binding = argv[++i];
     else if (arg.startsWith('--')) throw new PeerFailure(`unknown option ${arg}`);
     else positional.push(arg);
   }
@@ -56,6 +64,9 @@ function parseArgs(argv) {
     throw new PeerFailure(`usage: js_client.mjs URL {${SCENARIOS.join('|')}} [--webhook URL]`);
   }
   if (!(opts.stepTimeout > 0)) throw new PeerFailure('--step-timeout must be > 0');
+  if (!['JSONRPC', 'HTTP+JSON'].includes(opts.binding)) {
+    throw new PeerFailure('--binding must be JSONRPC or HTTP+JSON');
+  }
   return { url: positional[0], scenario: positional[1], ...opts };
 }
 
@@ -67,7 +78,8 @@ function a2aError(exc) {
 }
 
 function errorJson(err) {
-  return { name: err.name, code: err.envelopeCode ?? null, message: err.message };
+  // (an error of the HTTP+JSON transport has no JSON-RPC code: its reason names it)
+  return { name: err.name, code: err.envelopeCode ?? null, reason: err.reason, message: err.message };
 }
 
 /** A Message | Task result of sendMessage as a SendMessageResponse-shaped object. */
@@ -76,7 +88,7 @@ function resultJson(result) {
 }
 
 class Peer {
-  constructor(url, stepTimeout, webhook) {
+  constructor(url, stepTimeout, webhook, binding = 'JSONRPC') {
     this.url = url;
     this.stepMs = stepTimeout * 1000;
     this.webhook = webhook;
@@ -84,7 +96,11 @@ class Peer {
     const fetchImpl = (input, init) => this.record(input, init);
     this.resolver = new DefaultAgentCardResolver({ fetchImpl });
     this.factory = new ClientFactory({
-      transports: [new JsonRpcTransportFactory({ fetchImpl })],
+      transports: [
+        binding === 'HTTP+JSON'
+          ? new RestTransportFactory({ fetchImpl })
+          : new JsonRpcTransportFactory({ fetchImpl }),
+      ],
       cardResolver: this.resolver,
     });
     this.card = null;
@@ -503,7 +519,9 @@ async function main() {
     return 2;
   }
   try {
-    const observed = await new Peer(args.url, args.stepTimeout, args.webhook).run(args.scenario);
+    const observed = await new Peer(args.url, args.stepTimeout, args.webhook, args.binding).run(
+      args.scenario,
+    );
     process.stdout.write(`${JSON.stringify(observed)}\n`);
     return 0;
   } catch (exc) {

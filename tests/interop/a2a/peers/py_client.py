@@ -12,7 +12,8 @@ With `--binding GRPC` the SDK's client talks to the card's gRPC interface instea
 ``{"grpc": rpc, "a2aVersion"}`` from its metadata.
 
 Usage: python py_client.py URL SCENARIO [--webhook URL] [--step-timeout SECONDS]
-       [--binding JSONRPC|GRPC]
+       [--binding JSONRPC|HTTP+JSON|GRPC]
+(the binding the SDK's client is allowed: the card's interface of that binding is used)
 Scenarios: card send stream get list cancel subscribe ask message push-crud push-inline
 push-delivery
 """
@@ -120,8 +121,8 @@ class Peer:
     def __init__(
         self, url: str, step_timeout: float, webhook: str | None, binding: str = "JSONRPC"
     ) -> None:
-        self.binding = binding
         self.url = url
+        self.binding = binding
         self.step_timeout = step_timeout
         self.webhook = webhook
         self.requests: list[Json] = []
@@ -210,7 +211,13 @@ class Peer:
                 ),
             )
             return ClientFactory(config)
-        return ClientFactory(ClientConfig(streaming=streaming, httpx_client=self.http))
+        return ClientFactory(
+            ClientConfig(
+                streaming=streaming,
+                httpx_client=self.http,
+                supported_protocol_bindings=[self.binding],
+            )
+        )
 
     async def client(self, streaming: bool) -> Client:
         if streaming not in self._clients:
@@ -553,7 +560,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("scenario", choices=SCENARIOS)
     parser.add_argument("--webhook", default=None)
     parser.add_argument("--step-timeout", type=float, default=15.0)
-    parser.add_argument("--binding", choices=("JSONRPC", "GRPC"), default="JSONRPC")
+    parser.add_argument("--binding", choices=("JSONRPC", "HTTP+JSON", "GRPC"), default="JSONRPC")
     args = parser.parse_args(argv)
     peer = Peer(args.url, args.step_timeout, args.webhook, args.binding)
     try:

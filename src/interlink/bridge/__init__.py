@@ -1,0 +1,35 @@
+"""The bridge between ACP and A2A: the one package that imports both.
+
+`AcpBridge` serves an ACP agent (a command speaking ACP on stdio) as an A2A agent: an
+`AgentExecutor` for `interlink.a2a.create_app`, whose card comes from the agent's
+`initialize` (`interlink bridge a2a -- AGENT_CMD` runs it over HTTP). `A2AAgentBridge`
+serves an A2A agent (a URL) as an ACP agent (`interlink bridge acp URL`, on stdio).
+"""
+
+from interlink.bridge._a2a import AcpBridge, AgentUnavailable
+from interlink.bridge._acp import A2AAgentBridge
+from interlink.bridge._card import agent_card
+from interlink.bridge._content import (
+    content_part,
+    input_modes,
+    part_block,
+    prompt_blocks,
+    prompt_capabilities,
+)
+from interlink.bridge._permission import KINDS, PermissionPolicy, chosen_option, question_parts
+
+__all__ = [
+    "A2AAgentBridge",
+    "AcpBridge",
+    "AgentUnavailable",
+    "KINDS",
+    "PermissionPolicy",
+    "agent_card",
+    "chosen_option",
+    "content_part",
+    "input_modes",
+    "part_block",
+    "prompt_blocks",
+    "prompt_capabilities",
+    "question_parts",
+]

@@ -1,0 +1,723 @@
+"""`AcpBridge`: an ACP agent served as an A2A agent (`interlink bridge a2a`).
+
+Theory of operation. One agent process serves every conversation: an A2A context is an
+ACP session, opened (`session/new`) in the context's own folder of the workspace, and a
+task is one prompt turn in it. A turn's ACP traffic becomes A2A events in the order it
+came, through one queue per turn (bounded in bytes: a full one holds the agent's
+updates back) that one consumer drains, the `execute` that runs the turn:
+
+- `agent_message_chunk`s: one artifact per turn, each chunk appended;
+- every other update (thoughts, plans, tool calls, ...): a WORKING status whose message
+  carries the ACP object as a data part;
+- a permission request the policy does not answer: INPUT_REQUIRED with the options, and
+  `execute` returns; the follow-up message's `execute` answers the request with the
+  option it picks and drains the turn on;
+- the prompt's answer: the terminal state of its stop reason (`end_turn` COMPLETED,
+  `cancelled` CANCELED, `refusal` REJECTED, `max_tokens` and `max_turn_requests`
+  COMPLETED saying so), `metadata.stopReason` on it; an error (the agent died, or
+  refused with -32000 "authentication required") FAILED with the agent's words.
+
+`CancelTask` sends `session/cancel` (a permission request waiting is answered
+`cancelled`) and the task ends CANCELED when the turn answers. A context takes one turn
+at a time (an ACP session runs one prompt): a message for a context with a turn
+unfinished is refused with -32004. The agent's file and terminal requests are served by
+a `LocalClient` per session, confined to the context's folder. An agent that exits
+fails its running turns with its exit status and stderr tail and is started again
+after a pause that doubles (to `max_backoff`) while it keeps dying. Which session each
+context has is kept in the workspace (`.interlink-sessions.json`): after a restart of
+the agent or of the bridge, a context's next message loads its session again
+(`session/load`, else `session/resume`, where the agent offers them), or opens a new
+one and says so in the task's status. A turn that was running when the bridge died is
+failed by the A2A server at start-up; one that waited for input is failed by its
+follow-up (its ACP turn is gone). A context idle for `idle` seconds has its session
+closed (`session/close` where offered) and its terminals killed, so what the bridge
+holds grows with the contexts in use, not with all there ever were (but for the one
+line per context of `.interlink-sessions.json`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import re
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from interlink import __version__, acp
+from interlink.a2a import (
+    AgentExecutor,
+    Event,
+    EventSink,
+    RequestContext,
+    TaskUpdater,
+    UnsupportedOperation,
+    new_id,
+)
+from interlink.a2a import types as t
+from interlink.acp import schema as s
+from interlink.bridge._card import agent_card
+from interlink.bridge._content import acp_json, content_part, prompt_blocks
+from interlink.bridge._permission import PermissionPolicy, chosen_option, question_parts
+from interlink.jsonrpc import ConnectionClosed, InvalidParams, RpcError
+
+__all__ = ["AcpBridge", "AgentUnavailable"]
+
+logger = logging.getLogger("interlink.bridge")
+
+_STATES = {
+    "end_turn": t.TaskState.TASK_STATE_COMPLETED,
+    "cancelled": t.TaskState.TASK_STATE_CANCELED,
+    "refusal": t.TaskState.TASK_STATE_REJECTED,
+    "max_tokens": t.TaskState.TASK_STATE_COMPLETED,
+    "max_turn_requests": t.TaskState.TASK_STATE_COMPLETED,
+}
+_SESSIONS = ".interlink-sessions.json"  # (a context's folder never starts with a dot)
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+class AgentUnavailable(Exception):
+    """The agent process is not running (it failed to start, or is restarting)."""
+
+
+@dataclass
+class _Ask:
+    """A permission request the A2A client is to answer (None: cancelled)."""
+
+    request: s.RequestPermissionRequest
+    answer: asyncio.Future[str | None]
+
+
+@dataclass
+class _End:
+    """The prompt's answer, or what it failed with."""
+
+    response: s.PromptResponse | None
+    error: BaseException | None
+
+
+_Item = Event | _Ask | _End
+
+
+class _Turn:
+    """One prompt turn: its queue of what to publish, and its state."""
+
+    def __init__(self, task_id: str, context_id: str, session_id: str, limit: int) -> None:
+        self.task_id = task_id
+        self.context_id = context_id
+        self.session_id = session_id
+        self.limit = limit
+        self._items: deque[tuple[_Item, int]] = deque()
+        self._size = 0
+        self._more = asyncio.Event()
+        self._room = asyncio.Event()
+        self.artifact_id: str | None = None
+        self.question: _Ask | None = None
+        self.cancelled = False
+        self.driving = False
+        self.ended = asyncio.Event()
+        self.prompt: asyncio.Task[s.PromptResponse] | None = None
+
+    async def put(self, item: Event, size: int) -> None:
+        """Queue an event; waits while the queue holds `limit` bytes (one item always fits)."""
+        while self._items and self._size + size > self.limit:
+            self._room.clear()
+            await self._room.wait()
+        self._push(item, size)
+
+    def put_now(self, item: _Ask | _End) -> None:
+        self._push(item, 0)
+
+    def _push(self, item: _Item, size: int) -> None:
+        self._items.append((item, size))
+        self._size += size
+        self._more.set()
+
+    async def get(self) -> _Item:
+        while not self._items:
+            self._more.clear()
+            await self._more.wait()
+        item, size = self._items.popleft()
+        self._size -= size
+        self._room.set()
+        return item
+
+    def prompt_done(self, prompt: asyncio.Task[s.PromptResponse]) -> None:
+        if prompt.cancelled():
+            self.put_now(_End(None, ConnectionClosed("the turn was stopped")))
+        elif (error := prompt.exception()) is not None:
+            self.put_now(_End(None, error))
+        else:
+            self.put_now(_End(prompt.result(), None))
+
+    def status(
+        self,
+        state: t.TaskState,
+        parts: Sequence[t.Part] = (),
+        metadata: dict[str, object] | None = None,
+    ) -> t.TaskStatusUpdateEvent:
+        message = None
+        if parts:
+            message = t.Message(
+                message_id=new_id(),
+                context_id=self.context_id,
+                task_id=self.task_id,
+                role=t.Role.ROLE_AGENT,
+                parts=list(parts),
+            )
+        return t.TaskStatusUpdateEvent(
+            task_id=self.task_id,
+            context_id=self.context_id,
+            status=t.TaskStatus(state=state, message=message, timestamp=datetime.now(UTC)),
+            metadata=metadata,
+        )
+
+    def chunk(self, part: t.Part) -> t.TaskArtifactUpdateEvent:
+        """An `agent_message_chunk` as the next piece of the turn's one artifact."""
+        append = self.artifact_id is not None
+        if self.artifact_id is None:
+            self.artifact_id = new_id()
+        return t.TaskArtifactUpdateEvent(
+            task_id=self.task_id,
+            context_id=self.context_id,
+            artifact=t.Artifact(artifact_id=self.artifact_id, name="response", parts=[part]),
+            append=append,
+        )
+
+
+class _BridgeClient(acp.Client):
+    """The bridge's ACP client side: updates and permission go to the bridge, files and
+    terminals to the session's `LocalClient` (its context's folder)."""
+
+    def __init__(self, bridge: AcpBridge) -> None:
+        self.bridge = bridge
+
+    def _local(self, session_id: str) -> acp.LocalClient:
+        local = self.bridge._locals.get(session_id)
+        if local is None:
+            raise InvalidParams(data={"detail": f"no session {session_id!r} of this bridge"})
+        return local
+
+    async def session_update(self, params: s.SessionNotification) -> None:
+        await self.bridge._on_update(params)
+
+    async def request_permission(
+        self, params: s.RequestPermissionRequest
+    ) -> s.RequestPermissionResponse:
+        return await self.bridge._on_permission(params)
+
+    async def read_text_file(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse:
+        return await self._local(params.session_id).read_text_file(params)
+
+    async def write_text_file(self, params: s.WriteTextFileRequest) -> s.WriteTextFileResponse:
+        return await self._local(params.session_id).write_text_file(params)
+
+    async def create_terminal(self, params: s.CreateTerminalRequest) -> s.CreateTerminalResponse:
+        return await self._local(params.session_id).create_terminal(params)
+
+    async def terminal_output(self, params: s.TerminalOutputRequest) -> s.TerminalOutputResponse:
+        return await self._local(params.session_id).terminal_output(params)
+
+    async def wait_for_terminal_exit(
+        self, params: s.WaitForTerminalExitRequest
+    ) -> s.WaitForTerminalExitResponse:
+        return await self._local(params.session_id).wait_for_terminal_exit(params)
+
+    async def kill_terminal(self, params: s.KillTerminalRequest) -> s.KillTerminalResponse:
+        return await self._local(params.session_id).kill_terminal(params)
+
+    async def release_terminal(self, params: s.ReleaseTerminalRequest) -> s.ReleaseTerminalResponse:
+        return await self._local(params.session_id).release_terminal(params)
+
+
+class AcpBridge(AgentExecutor):
+    """An A2A executor that runs each task as a prompt turn of the ACP agent `command`.
+
+    `await start()` spawns the agent and initializes it (raising what went wrong, if it
+    does not start); `card()` is then its agent card, and `on_card` (when set) receives
+    the card again each time the agent announces new slash commands. `aclose()` stops it.
+    """
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        workspace: str | Path,
+        policy: PermissionPolicy | None = None,
+        auth_method: str | None = None,
+        fs: bool = True,
+        terminal: bool = True,
+        env: Mapping[str, str] | None = None,
+        forward_stderr: Callable[[bytes], None] | None = None,
+        start_timeout: float = 30.0,
+        cancel_wait: float = 10.0,
+        min_backoff: float = 0.5,
+        max_backoff: float = 30.0,
+        queue_bytes: int = 1024 * 1024,
+        idle: float | None = 3600.0,
+    ) -> None:
+        self.command = list(command)
+        self.workspace = Path(workspace).resolve()
+        self.policy = policy or PermissionPolicy()
+        self.auth_method = auth_method
+        self.capabilities = s.ClientCapabilities(
+            fs=s.FileSystemCapabilities(read_text_file=fs, write_text_file=fs), terminal=terminal
+        )
+        self.env = env
+        self.forward_stderr = forward_stderr
+        self.start_timeout = start_timeout
+        self.cancel_wait = cancel_wait
+        self.min_backoff = min_backoff
+        self.max_backoff = max_backoff
+        self.queue_bytes = queue_bytes
+        self.idle = idle
+        self.on_card: Callable[[t.AgentCard], None] | None = None
+        self.info: s.InitializeResponse | None = None
+        #: how many times the agent was started, and why it last stopped
+        self.starts = 0
+        self.last_exit = ""
+        self._client = _BridgeClient(self)
+        self._agent: acp.ClientSideConnection | None = None
+        self._ready = asyncio.Event()
+        self._supervisor: asyncio.Task[None] | None = None
+        self._closing = False
+        self._commands: dict[str, s.AvailableCommand] = {}
+        self._sessions: dict[str, str] = {}  # context id -> session id (of this process)
+        self._locals: dict[str, acp.LocalClient] = {}  # session id -> its files, terminals
+        self._turns: dict[str, _Turn] = {}  # by task id
+        self._by_session: dict[str, _Turn] = {}
+        self._busy: dict[str, str] = {}  # context id -> the task of its unfinished turn
+        self._known_sessions: dict[str, str] | None = None
+        self._used: dict[str, float] = {}  # context id -> when its session was last used
+        self._sweeper: asyncio.Task[None] | None = None
+
+    # -- the agent process -------------------------------------------------------------
+
+    async def start(self) -> s.InitializeResponse:
+        """Spawn the agent and initialize it (and `authenticate`, with `auth_method`)."""
+        first: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._supervisor = asyncio.create_task(self._supervise(first), name="bridge-agent")
+        await first
+        if self.idle is not None:
+            self._sweeper = asyncio.create_task(self._sweep(self.idle), name="bridge-idle")
+        assert self.info is not None
+        return self.info
+
+    async def aclose(self) -> None:
+        """Stop the agent (and every terminal it opened)."""
+        self._closing = True
+        for task in (self._sweeper, self._supervisor):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        await self._forget_sessions()
+
+    async def _supervise(self, first: asyncio.Future[None]) -> None:
+        loop = asyncio.get_running_loop()
+        backoff = self.min_backoff
+        while True:
+            began = loop.time()
+            process = None
+            try:
+                async with acp.spawn_agent(
+                    self.command,
+                    self._client,
+                    env=self.env,
+                    forward_stderr=self.forward_stderr,
+                ) as process:
+                    agent = process.agent
+                    async with asyncio.timeout(self.start_timeout):
+                        self.info = await agent.initialize(
+                            self.capabilities,
+                            client_info=s.Implementation(
+                                name="interlink-bridge", version=__version__
+                            ),
+                        )
+                        if self.auth_method is not None:
+                            await agent.authenticate(self.auth_method)
+                    self.starts += 1
+                    self._agent = agent
+                    self._ready.set()
+                    if not first.done():
+                        first.set_result(None)
+                    await agent.wait_closed()
+            except Exception as exc:
+                if not first.done():
+                    first.set_exception(_start_error(exc, process))
+                    return
+                self.last_exit = _describe(exc)
+            finally:
+                self._ready.clear()
+                self._agent = None
+            if process is not None and process.returncode is not None:
+                self.last_exit = _exit_text(process.returncode, process.stderr_tail())
+            logger.warning("the agent stopped (%s); starting it again", self.last_exit)
+            await self._forget_sessions()
+            if self._closing:
+                return
+            if loop.time() - began > self.max_backoff:
+                backoff = self.min_backoff  # (it ran a good while: a fresh failure)
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, self.max_backoff)
+
+    async def _forget_sessions(self) -> None:
+        """The agent's sessions are gone with its process: so are their terminals."""
+        self._sessions.clear()
+        self._used.clear()
+        locals_ = list(self._locals.values())
+        self._locals.clear()
+        for local in locals_:
+            await local.aclose()
+
+    async def _sweep(self, idle: float) -> None:
+        while True:
+            await asyncio.sleep(min(max(idle / 4, 0.05), 60.0))
+            try:
+                await self.close_idle()
+            except Exception:  # (the next sweep tries again)
+                logger.exception("closing idle sessions failed")
+
+    async def close_idle(self, now: float | None = None) -> list[str]:
+        """Close the sessions of the contexts idle for `idle` seconds (at `now`, loop
+        time): `session/close` where the agent offers it, their terminals killed. A
+        context's next message loads its session again, or opens a new one. Returns the
+        contexts closed."""
+        if self.idle is None:
+            return []
+        now = asyncio.get_running_loop().time() if now is None else now
+        idle = [
+            context_id
+            for context_id, used in self._used.items()
+            if now - used >= self.idle and context_id not in self._busy
+        ]
+        caps = self.info.agent_capabilities if self.info is not None else None
+        sessions = caps.session_capabilities if isinstance(caps, s.AgentCapabilities) else None
+        closes = isinstance(sessions, s.SessionCapabilities) and isinstance(
+            sessions.close, s.SessionCloseCapabilities
+        )
+        for context_id in idle:
+            del self._used[context_id]
+            session_id = self._sessions.pop(context_id, None)
+            local = self._locals.pop(session_id, None) if session_id is not None else None
+            if local is not None:
+                await local.aclose()
+            if session_id is not None and closes and self._agent is not None:
+                with contextlib.suppress(RpcError, ConnectionClosed):
+                    await self._agent.close_session(session_id)
+        return idle
+
+    async def _running(self) -> acp.ClientSideConnection:
+        """The agent's connection, once it runs (waiting `start_timeout` at most)."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.start_timeout):
+                await self._ready.wait()
+        if self._agent is None:
+            raise AgentUnavailable(f"the agent is not running ({self.last_exit or 'starting'})")
+        return self._agent
+
+    # -- the card ------------------------------------------------------------------------
+
+    def card(self) -> t.AgentCard:
+        """The agent card (after `start`)."""
+        if self.info is None:
+            raise RuntimeError("start() the bridge first")
+        return agent_card(self.info, self.command, self._commands.values())
+
+    def _prompt_capabilities(self) -> s.PromptCapabilities | None:
+        caps = self.info.agent_capabilities if self.info is not None else None
+        if not isinstance(caps, s.AgentCapabilities):
+            return None
+        prompt = caps.prompt_capabilities
+        return prompt if isinstance(prompt, s.PromptCapabilities) else None
+
+    def _announce(self, commands: Sequence[s.AvailableCommand]) -> None:
+        fresh = {c.name: c for c in commands if self._commands.get(c.name) != c}
+        if fresh:
+            self._commands.update(fresh)
+            if self.on_card is not None and self.info is not None:
+                self.on_card(self.card())
+
+    # -- the agent's calls ---------------------------------------------------------------
+
+    async def _on_update(self, notification: s.SessionNotification) -> None:
+        update = notification.update
+        if isinstance(update, s.AvailableCommandsUpdate):
+            self._announce(update.available_commands)
+            return
+        turn = self._by_session.get(notification.session_id)
+        if turn is None or isinstance(update, s.UserMessageChunk):
+            return  # (between turns, or a replay: no task to tell)
+        if isinstance(update, s.AgentMessageChunk):
+            part = content_part(update.content)
+            size = len(part.text) if isinstance(part.text, str) else len(acp.encode(update))
+            await turn.put(turn.chunk(part), size)
+            return
+        data = acp_json(update)
+        part = t.Part(data=data, media_type="application/json")
+        await turn.put(turn.status(t.TaskState.TASK_STATE_WORKING, [part]), len(str(data)))
+
+    async def _on_permission(
+        self, request: s.RequestPermissionRequest
+    ) -> s.RequestPermissionResponse:
+        choice = self.policy.answer(request)
+        turn = self._by_session.get(request.session_id)
+        if choice is None and turn is not None and not turn.cancelled:
+            ask = _Ask(request, asyncio.get_running_loop().create_future())
+            turn.put_now(ask)
+            choice = await ask.answer  # (a cancel of the session answers `cancelled`)
+        if choice is None:
+            return s.RequestPermissionResponse(outcome=s.CancelledPermissionOutcome())
+        return s.RequestPermissionResponse(outcome=s.SelectedPermissionOutcome(option_id=choice))
+
+    # -- tasks ---------------------------------------------------------------------------
+
+    async def execute(self, context: RequestContext, events: EventSink) -> None:
+        updater = TaskUpdater(context, events)
+        turn = self._turns.get(context.task_id)
+        if turn is not None:  # the answer to the turn's question
+            await self._answer(turn, context, updater)
+            return
+        if context.task is not None:
+            await updater.failed(
+                "this task's ACP turn is gone (the bridge or the agent restarted while it "
+                "waited for input); send a new message"
+            )
+            return
+        blocks = prompt_blocks(context.message.parts, self._prompt_capabilities())
+        busy = self._busy.get(context.context_id)
+        if busy is not None:
+            raise UnsupportedOperation(
+                f"context {context.context_id} has a turn unfinished (task {busy}): an ACP "
+                "session runs one prompt at a time; send when it ends",
+                taskId=busy,
+            )
+        self._busy[context.context_id] = context.task_id
+        try:
+            await updater.working()
+            try:
+                agent = await self._running()
+                async with asyncio.timeout(self.start_timeout):  # (an agent may never answer)
+                    session_id, note = await self._session(agent, context.context_id)
+            except TimeoutError:
+                await updater.failed(f"the agent did not open a session in {self.start_timeout} s")
+                del self._busy[context.context_id]
+                return
+            except (RpcError, ConnectionClosed, AgentUnavailable, OSError) as exc:
+                await updater.failed(_describe(exc))
+                del self._busy[context.context_id]
+                return
+            if note:
+                await updater.working(note)
+            turn = _Turn(context.task_id, context.context_id, session_id, self.queue_bytes)
+            self._turns[turn.task_id] = turn
+            self._by_session[session_id] = turn
+            turn.prompt = asyncio.create_task(agent.prompt(session_id, blocks))
+            turn.prompt.add_done_callback(turn.prompt_done)
+        except BaseException:
+            if self._busy.get(context.context_id) == context.task_id:
+                del self._busy[context.context_id]
+            raise
+        await self._drive(turn, updater)
+
+    async def _session(self, agent: acp.ClientSideConnection, context_id: str) -> tuple[str, str]:
+        """The context's session (`session/new` in its folder the first time), and a note
+        for the task when an earlier session of the context is gone."""
+        session_id = self._sessions.get(context_id)
+        if session_id is not None:
+            return session_id, ""
+        folder = self.workspace / _folder_name(context_id)
+        await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
+        known = await self._known()
+        earlier = known.get(context_id)
+        note = ""
+        if earlier is not None:
+            if await self._reconnect(agent, earlier, folder):
+                self._open(context_id, earlier, folder)
+                return earlier, ""
+            note = (
+                f"a new ACP session: this context's earlier one ({earlier}) is gone with the "
+                "agent process that had it, and the agent could not load it"
+            )
+        response = await agent.new_session(folder)
+        self._open(context_id, response.session_id, folder)
+        known[context_id] = response.session_id
+        await asyncio.to_thread(_write_json, self.workspace / _SESSIONS, known)
+        return response.session_id, note
+
+    def _open(self, context_id: str, session_id: str, folder: Path) -> None:
+        self._sessions[context_id] = session_id
+        self._used[context_id] = asyncio.get_running_loop().time()
+        self._locals[session_id] = acp.LocalClient(folder)
+
+    async def _known(self) -> dict[str, str]:
+        """The session of every context so far (kept in the workspace, for restarts)."""
+        if self._known_sessions is None:
+            self._known_sessions = await asyncio.to_thread(_read_json, self.workspace / _SESSIONS)
+        return self._known_sessions
+
+    async def _reconnect(
+        self, agent: acp.ClientSideConnection, session_id: str, folder: Path
+    ) -> bool:
+        """Whether the agent took up `session_id` again (`session/load` or `resume`)."""
+        caps = self.info.agent_capabilities if self.info is not None else None
+        if not isinstance(caps, s.AgentCapabilities):
+            return False
+        sessions = caps.session_capabilities
+        try:
+            if caps.load_session:
+                await agent.load_session(session_id, folder)
+            elif isinstance(sessions, s.SessionCapabilities) and isinstance(
+                sessions.resume, s.SessionResumeCapabilities
+            ):
+                await agent.resume_session(session_id, folder)
+            else:
+                return False
+        except RpcError:
+            return False
+        return True
+
+    async def _answer(self, turn: _Turn, context: RequestContext, updater: TaskUpdater) -> None:
+        ask = turn.question
+        if ask is not None and not ask.answer.done():
+            option = chosen_option(ask.request, context.message.parts)
+            if option is None:
+                again = question_parts(ask.request)
+                await updater.requires_input(updater.message("That picks no option.", parts=again))
+                return
+            ask.answer.set_result(option.option_id)
+        turn.question = None
+        await updater.working()
+        await self._drive(turn, updater)
+
+    async def _drive(self, turn: _Turn, updater: TaskUpdater) -> None:
+        """Publish the turn's events until it asks or ends."""
+        turn.driving = True
+        try:
+            while True:
+                item = await turn.get()
+                if isinstance(item, _Ask):
+                    if turn.cancelled:
+                        if not item.answer.done():
+                            item.answer.set_result(None)
+                        continue
+                    turn.question = item
+                    parts = question_parts(item.request)
+                    await updater.requires_input(updater.message(parts=parts))
+                    return
+                if isinstance(item, _End):
+                    self._finish(turn)
+                    await updater.events.publish(_end_event(turn, item))
+                    return
+                await updater.events.publish(item)
+        finally:
+            turn.driving = False
+
+    def _finish(self, turn: _Turn) -> None:
+        self._turns.pop(turn.task_id, None)
+        if self._by_session.get(turn.session_id) is turn:
+            del self._by_session[turn.session_id]
+        if self._busy.get(turn.context_id) == turn.task_id:
+            del self._busy[turn.context_id]
+        if turn.context_id in self._used:
+            self._used[turn.context_id] = asyncio.get_running_loop().time()
+        turn.ended.set()
+
+    async def cancel(self, context: RequestContext, events: EventSink) -> None:
+        """`session/cancel`; the task ends CANCELED once the turn answers (or after
+        `cancel_wait` seconds, when the server cancels it anyway)."""
+        turn = self._turns.get(context.task_id)
+        updater = TaskUpdater(context, events)
+        if turn is None:
+            await updater.cancel()
+            return
+        turn.cancelled = True
+        agent = self._agent
+        if agent is not None:
+            with contextlib.suppress(ConnectionClosed):
+                await agent.cancel(turn.session_id)
+        if turn.question is not None and not turn.question.answer.done():
+            turn.question.answer.set_result(None)  # (the agent is gone: nobody else does)
+        try:
+            async with asyncio.timeout(self.cancel_wait):
+                if turn.driving:
+                    await turn.ended.wait()  # (the running `execute` publishes the end)
+                else:
+                    await self._drive(turn, updater)
+        except TimeoutError:
+            # The agent did not answer the cancel: the server ends the task CANCELED, and
+            # the context takes its next message (its turn is let go).
+            logger.warning("the agent did not end turn %s after session/cancel", turn.task_id)
+            self._finish(turn)
+
+
+def _end_event(turn: _Turn, end: _End) -> t.TaskStatusUpdateEvent:
+    """The terminal status of a turn that answered (or failed) so."""
+    if end.response is None:
+        reason = _describe(end.error) if end.error is not None else "the turn ended"
+        # (canceled all the same: the client asked for it, and the turn is over)
+        state = t.TaskState.TASK_STATE_CANCELED if turn.cancelled else t.TaskState.TASK_STATE_FAILED
+        return turn.status(state, [t.Part(text=reason)])
+    stop = str(end.response.stop_reason)
+    metadata: dict[str, object] = {"stopReason": stop}
+    state = _STATES.get(stop, t.TaskState.TASK_STATE_COMPLETED)
+    if turn.cancelled:
+        state = t.TaskState.TASK_STATE_CANCELED
+    parts = []
+    if stop in ("max_tokens", "max_turn_requests") or stop not in _STATES:
+        parts = [t.Part(text=f"the agent stopped: {stop}")]
+    return turn.status(state, parts, metadata)
+
+
+def _folder_name(context_id: str) -> str:
+    """A context's folder: its id when that is a plain name, else a digest of it."""
+    if _SAFE_NAME.fullmatch(context_id) and context_id not in (".", ".."):
+        return context_id
+    return "ctx-" + hashlib.sha256(context_id.encode()).hexdigest()[:32]
+
+
+def _read_json(path: Path) -> dict[str, str]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        logger.warning("cannot read %s (%s): contexts start new sessions", path, exc)
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _write_json(path: Path, data: dict[str, str]) -> None:
+    """Written whole, then renamed over the old file: a crash leaves one or the other."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".new")
+    temporary.write_text(json.dumps(data, indent=0), encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def _describe(exc: BaseException) -> str:
+    """What a client reads of why a turn could not run."""
+    if isinstance(exc, RpcError):
+        return f"the agent answered {exc.code}: {exc.message}"
+    return str(exc) or type(exc).__name__
+
+
+def _exit_text(returncode: int, stderr_tail: str) -> str:
+    tail = f"; stderr ends with:\n{stderr_tail}" if stderr_tail else ""
+    return f"the agent exited with code {returncode}{tail}"
+
+
+def _start_error(exc: Exception, process: acp.AgentProcess | None) -> Exception:
+    if isinstance(exc, TimeoutError):
+        return AgentUnavailable("the agent did not answer initialize in time")
+    if process is not None and process.returncode is not None and not str(exc):
+        return AgentUnavailable(_exit_text(process.returncode, process.stderr_tail()))
+    return exc

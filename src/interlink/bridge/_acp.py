@@ -1,0 +1,291 @@
+"""`A2AAgentBridge`: an A2A agent served as an ACP agent on stdio (`interlink bridge acp`).
+
+Theory of operation. `initialize` resolves the agent's card (agentInfo from its name and
+version, prompt capabilities from its input modes); `session/new` is a new A2A context;
+`session/prompt` sends the prompt to that context (streaming when the card says so) and
+turns what comes back into `session/update`s:
+
+- artifacts: `agent_message_chunk`s, a part each;
+- a status message: its text as an `agent_thought_chunk`, and a data part that holds
+  an ACP update (what `bridge a2a` sends: plans, tool calls, thoughts) as that update;
+- INPUT_REQUIRED: when it asks a permission the way `bridge a2a` does (a data part
+  `{"permission": {"toolCall", "options"}}`), a `session/request_permission` to the
+  editor, whose answer is sent as the follow-up (`{"optionId": ...}`) and the turn goes
+  on; otherwise the question ends the turn (`end_turn`) and the next prompt answers it;
+- the end: COMPLETED `end_turn` (or the `metadata.stopReason` it carries; its status
+  message a thought), CANCELED `cancelled`, REJECTED `refusal`, FAILED `end_turn` with
+  the agent's reason as a message.
+
+`session/cancel` cancels the A2A task (the prompt answers `cancelled`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import cast, get_args
+
+from interlink import acp
+from interlink.a2a import A2AClient, A2AError, new_id
+from interlink.a2a import types as t
+from interlink.acp import schema as s
+from interlink.bridge._content import content_part, part_block, prompt_capabilities
+from interlink.jsonrpc import RpcError
+
+__all__ = ["A2AAgentBridge"]
+
+logger = logging.getLogger("interlink.bridge")
+
+S = t.TaskState
+_STOP_REASONS = frozenset(get_args(s.StopReason))
+_ENDS: dict[t.TaskState, s.StopReason] = {
+    S.TASK_STATE_COMPLETED: "end_turn",
+    S.TASK_STATE_FAILED: "end_turn",
+    S.TASK_STATE_CANCELED: "cancelled",
+    S.TASK_STATE_REJECTED: "refusal",
+}
+
+
+@dataclass
+class _Session:
+    context_id: str
+    task_id: str = ""  # the task of the turn, or the one waiting for an answer
+    waiting: bool = False
+    #: how many parts of each artifact of the task the editor was told
+    said: dict[str, int] = field(default_factory=dict)
+
+
+class _Answer(Exception):
+    """The turn goes on with this follow-up message (a permission answered)."""
+
+    def __init__(self, message: t.Message) -> None:
+        self.message = message
+
+
+class A2AAgentBridge(acp.Agent):
+    """An ACP agent whose turns are tasks of the A2A agent at `url`."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        bearer: str | None = None,
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 60.0,
+    ) -> None:
+        self.url = url
+        self.bearer = bearer
+        self.api_key = api_key
+        self.headers = dict(headers or {})
+        self.timeout = timeout
+        self.a2a: A2AClient | None = None
+        self.sessions: dict[str, _Session] = {}
+
+    async def aclose(self) -> None:
+        if self.a2a is not None:
+            await self.a2a.aclose()
+
+    async def serve_stdio(self) -> None:
+        """Serve on this process's stdin/stdout until stdin reaches EOF, then close."""
+        try:
+            await acp.serve_agent(self)
+        finally:
+            await self.aclose()
+
+    def _client(self) -> A2AClient:
+        assert self.a2a is not None  # (the connection runs initialize first)
+        return self.a2a
+
+    async def initialize(self, params: s.InitializeRequest) -> s.InitializeResponse:
+        try:
+            self.a2a = await A2AClient.connect(
+                self.url,
+                bearer=self.bearer,
+                api_key=self.api_key,
+                headers=self.headers,
+                timeout=self.timeout,
+            )
+        except Exception as exc:
+            raise RpcError(f"cannot reach the A2A agent at {self.url}: {exc}") from None
+        card = self.a2a.card
+        return s.InitializeResponse(
+            protocol_version=params.protocol_version,
+            agent_capabilities=s.AgentCapabilities(
+                prompt_capabilities=prompt_capabilities(card.default_input_modes)
+            ),
+            agent_info=s.Implementation(name=card.name, title=card.name, version=card.version),
+        )
+
+    async def new_session(self, params: s.NewSessionRequest) -> s.NewSessionResponse:
+        session_id = new_id()
+        self.sessions[session_id] = _Session(context_id=session_id)
+        return s.NewSessionResponse(session_id=session_id)
+
+    async def prompt(self, params: s.PromptRequest) -> s.PromptResponse:
+        session = self.sessions[params.session_id]
+        message = t.Message(
+            message_id=new_id(),
+            role=t.Role.ROLE_USER,
+            context_id=session.context_id,
+            task_id=session.task_id if session.waiting else "",
+            parts=[content_part(block) for block in params.prompt],
+        )
+        session.waiting = False
+        try:
+            while True:
+                try:
+                    return await self._turn(params.session_id, session, message)
+                except _Answer as answer:
+                    message = answer.message
+        except asyncio.CancelledError:
+            if session.task_id:
+                await asyncio.shield(self._cancel(session.task_id))
+            raise
+        except A2AError as exc:
+            raise RpcError(f"the A2A agent answered {exc.code}: {exc.message}") from None
+
+    async def _cancel(self, task_id: str) -> None:
+        with contextlib.suppress(Exception):  # (ended meanwhile, or unreachable: told below)
+            async with asyncio.timeout(self.timeout):
+                await self._client().cancel_task(task_id)
+
+    async def _turn(
+        self, session_id: str, session: _Session, message: t.Message
+    ) -> s.PromptResponse:
+        client = self._client()
+        if client.card.capabilities.streaming is not True:
+            return await self._blocking_turn(session_id, session, message)
+        async for event in client.stream_message(message):
+            payload = event.payload
+            if isinstance(payload, t.Message):  # a direct answer: no task
+                await self._say(session_id, payload.parts)
+                return s.PromptResponse(stop_reason="end_turn")
+            if isinstance(payload, t.Task):  # (the snapshot: its status is not news)
+                if payload.id != session.task_id:
+                    session.task_id, session.said = payload.id, {}
+            elif isinstance(payload, t.TaskArtifactUpdateEvent):
+                await self._say_artifact(session_id, session, payload.artifact, payload.append)
+            elif isinstance(payload, t.TaskStatusUpdateEvent):
+                stop = await self._status(session_id, session, payload.status, payload.metadata)
+                if stop is not None:
+                    return s.PromptResponse(stop_reason=stop)
+        return s.PromptResponse(stop_reason="end_turn")  # (a stream that ended early)
+
+    async def _blocking_turn(
+        self, session_id: str, session: _Session, message: t.Message
+    ) -> s.PromptResponse:
+        result = await self._client().send_message(message)
+        if isinstance(result, t.Message):
+            await self._say(session_id, result.parts)
+            return s.PromptResponse(stop_reason="end_turn")
+        if result.id != session.task_id:
+            session.task_id, session.said = result.id, {}
+        for artifact in result.artifacts:  # (what was not said before the question)
+            await self._say_artifact(session_id, session, artifact, append=False)
+        stop = await self._status(session_id, session, result.status, result.metadata)
+        return s.PromptResponse(stop_reason=stop or "end_turn")
+
+    async def _say_artifact(
+        self, session_id: str, session: _Session, artifact: t.Artifact, append: bool
+    ) -> None:
+        """An artifact's parts not said yet (a snapshot repeats what its chunks said)."""
+        said = session.said.get(artifact.artifact_id, 0)
+        if append:
+            parts = artifact.parts
+            said += len(parts)
+        else:
+            parts = artifact.parts[said:]
+            said = max(said, len(artifact.parts))
+        session.said[artifact.artifact_id] = said
+        await self._say(session_id, parts)
+
+    async def _say(self, session_id: str, parts: list[t.Part]) -> None:
+        for index, part in enumerate(parts):
+            await self.client.session_update(
+                session_id, s.AgentMessageChunk(content=part_block(part, index))
+            )
+
+    async def _status(
+        self,
+        session_id: str,
+        session: _Session,
+        status: t.TaskStatus,
+        metadata: dict[str, object] | None,
+    ) -> s.StopReason | None:
+        """Tell the editor of a status; the stop reason, when it ends the turn."""
+        state = status.state
+        parts = status.message.parts if status.message is not None else []
+        if state in (S.TASK_STATE_INPUT_REQUIRED, S.TASK_STATE_AUTH_REQUIRED):
+            answer = await self._ask(session_id, session, parts)
+            if isinstance(answer, t.Message):
+                raise _Answer(answer)
+            if answer is not None:
+                return answer
+            await self._say(session_id, parts)  # the question, which the next prompt answers
+            session.waiting = True
+            return "end_turn"
+        if state in _ENDS:
+            if state == S.TASK_STATE_COMPLETED:
+                await self._think(session_id, parts)  # (a remark: the answer is the artifacts)
+            else:
+                await self._say(session_id, parts)  # (the reason: for the person to read)
+            stop = _ENDS[state]
+            reason = (metadata or {}).get("stopReason")
+            if state == S.TASK_STATE_COMPLETED and reason in _STOP_REASONS:
+                stop = cast(s.StopReason, reason)
+            return stop
+        await self._think(session_id, parts)  # working: the agent at work
+        return None
+
+    async def _think(self, session_id: str, parts: list[t.Part]) -> None:
+        """A status message's parts: text as thoughts, ACP updates as themselves."""
+        for part in parts:
+            update = _acp_update(part)
+            if update is None and isinstance(part.text, str):
+                update = s.AgentThoughtChunk(content=s.TextContent(text=part.text))
+            if update is not None:
+                await self.client.session_update(session_id, update)
+
+    async def _ask(
+        self, session_id: str, session: _Session, parts: list[t.Part]
+    ) -> t.Message | s.StopReason | None:
+        """A permission question, asked of the editor: the follow-up that answers it, or
+        `cancelled` (the task is cancelled too). None for any other question."""
+        for part in parts:
+            asked = part.data.get("permission") if isinstance(part.data, dict) else None
+            if not isinstance(asked, dict):
+                continue
+            try:
+                tool_call = acp.convert(s.ToolCallUpdate, asked.get("toolCall"))
+                options = acp.convert(list[s.PermissionOption], asked.get("options"))
+            except Exception:
+                logger.warning("a permission question of an unknown shape: said as text")
+                return None
+            answer = await self.client.request_permission(session_id, tool_call, options)
+            outcome = answer.outcome
+            if not isinstance(outcome, s.SelectedPermissionOutcome):
+                await self._cancel(session.task_id)
+                return "cancelled"
+            return t.Message(
+                message_id=new_id(),
+                role=t.Role.ROLE_USER,
+                context_id=session.context_id,
+                task_id=session.task_id,
+                parts=[t.Part(data={"optionId": outcome.option_id})],
+            )
+        return None
+
+
+def _acp_update(part: t.Part) -> s.SessionUpdate | None:
+    """The ACP update a data part holds (`{"sessionUpdate": ...}`), else None."""
+    data = part.data
+    if not isinstance(data, dict) or not isinstance(data.get("sessionUpdate"), str):
+        return None
+    try:
+        return cast(s.SessionUpdate, acp.convert(s.SessionUpdate, data))
+    except Exception:
+        return None

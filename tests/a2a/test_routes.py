@@ -1,0 +1,108 @@
+"""The HTTP+JSON routes compiled from the generated table, and query parameters."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from interlink.a2a import _codec
+from interlink.a2a._methods import METHODS
+from interlink.a2a._routes import ROUTES, allowed, find, route_of
+from interlink.a2a._types import ListTasksRequest, TaskState
+
+
+@pytest.mark.parametrize("name", list(METHODS))
+@pytest.mark.parametrize("tenant", [False, True])
+def test_each_route_finds_itself_from_its_expansion(name: str, tenant: bool) -> None:
+    route = route_of(METHODS[name], tenant=tenant)
+    values = {f: f"v {f}/x" for f in route.fields}  # (a space and a slash travel encoded)
+    path = route.expand(values)
+    found = find(route.rule.verb, path)
+    assert found is not None
+    assert found[0].method.name == name
+    assert found[1] == values
+
+
+def test_every_method_has_a_route_and_one_under_a_tenant() -> None:
+    assert {r.method.name for r in ROUTES if "tenant" not in r.fields} == set(METHODS)
+    assert {r.method.name for r in ROUTES if "tenant" in r.fields} == set(METHODS)
+
+
+@pytest.mark.parametrize(
+    ("verb", "path", "method", "fields"),
+    [
+        ("POST", "/tasks/x:cancel", "CancelTask", {"id": "x"}),
+        ("GET", "/tasks/x:subscribe", "SubscribeToTask", {"id": "x"}),
+        ("GET", "/tasks/tasks", "GetTask", {"id": "tasks"}),  # not a tenant's ListTasks
+        ("GET", "/acme/tasks", "ListTasks", {"tenant": "acme"}),
+        ("GET", "/tasks/t/pushNotificationConfigs", "ListTaskPushNotificationConfigs",
+         {"taskId": "t"}),
+        ("DELETE", "/a/tasks/t/pushNotificationConfigs/c", "DeleteTaskPushNotificationConfig",
+         {"tenant": "a", "taskId": "t", "id": "c"}),
+    ],
+)  # fmt: skip
+def test_the_more_literal_route_wins(
+    verb: str, path: str, method: str, fields: dict[str, str]
+) -> None:
+    found = find(verb, path)
+    assert found is not None
+    assert (found[0].method.name, found[1]) == (method, fields)
+
+
+@pytest.mark.parametrize("path", ["/tasks/", "//tasks", "/tasks/x/", "/nothing", "/"])
+def test_paths_of_no_route(path: str) -> None:
+    assert find("GET", path) is None
+
+
+def test_allowed_verbs_of_a_path() -> None:
+    assert allowed("/tasks") == ["GET"]
+    assert allowed("/tasks/t/pushNotificationConfigs") == ["GET", "POST"]
+    assert allowed("/nothing/at/all/here/really/x") == []
+
+
+def test_expand_needs_every_field() -> None:
+    with pytest.raises(KeyError):
+        route_of(METHODS["GetTask"]).expand({})
+    with pytest.raises(KeyError):
+        route_of(METHODS["GetTask"]).expand({"id": ""})
+
+
+def test_query_parameters_both_ways() -> None:
+    request = ListTasksRequest(
+        context_id="c", status=TaskState.TASK_STATE_WORKING, page_size=5, include_artifacts=True
+    )
+    query = _codec.to_query(_codec.to_builtins(request))
+    assert sorted(query) == sorted(
+        [
+            ("contextId", "c"),
+            ("status", "TASK_STATE_WORKING"),
+            ("pageSize", "5"),
+            ("includeArtifacts", "true"),
+        ]
+    )
+    grouped: dict[str, list[str]] = {}
+    for key, value in query:
+        grouped.setdefault(key, []).append(value)
+    fields = _codec.from_query(ListTasksRequest, grouped)
+    assert _codec.decode(ListTasksRequest, msgspec.json.encode(fields)) == request
+
+
+def test_bad_query_parameters_are_violations() -> None:
+    with pytest.raises(_codec.ValidationError) as caught:
+        _codec.from_query(
+            ListTasksRequest,
+            {"pageSize": ["many"], "includeArtifacts": ["1"], "context_id": ["a", "b"]},
+        )
+    assert [v.field for v in caught.value.violations] == [
+        "pageSize",
+        "includeArtifacts",
+        "contextId",
+    ]
+    with pytest.raises(ValueError, match="message"):
+        _codec.to_query({"message": {"text": "x"}})
+
+
+def test_snake_case_and_unknown_query_parameters() -> None:
+    assert _codec.from_query(ListTasksRequest, {"page_size": ["3"], "A2A-Version": ["1.0"]}) == {
+        "pageSize": 3
+    }

@@ -1,0 +1,159 @@
+"""What crosses the bridge, without processes: parts to prompt blocks, content to parts,
+the card, the permission policy and the answers that pick an option."""
+
+from __future__ import annotations
+
+import pytest
+
+from interlink.a2a import ContentTypeNotSupported
+from interlink.a2a import types as t
+from interlink.acp import schema as s
+from interlink.bridge import (
+    PermissionPolicy,
+    agent_card,
+    chosen_option,
+    content_part,
+    prompt_blocks,
+    question_parts,
+)
+
+ALL = s.PromptCapabilities(image=True, audio=True, embedded_context=True)
+
+
+def test_each_part_becomes_the_block_the_agent_takes() -> None:
+    parts = [
+        t.Part(text="hi"),
+        t.Part(data={"a": [1, 2]}),
+        t.Part(url="https://example.com/docs/spec.md", media_type="text/markdown"),
+        t.Part(raw=b"\x89PNG", media_type="image/png"),
+        t.Part(raw=b"RIFF", media_type="audio/wav"),
+        t.Part(raw=b"%PDF", media_type="application/pdf", filename="doc.pdf"),
+    ]
+    blocks = prompt_blocks(parts, ALL)
+    assert blocks[0] == s.TextContent(text="hi")
+    assert blocks[1] == s.TextContent(text='{"a":[1,2]}')
+    assert blocks[2] == s.ResourceLink(
+        uri="https://example.com/docs/spec.md", name="spec.md", mime_type="text/markdown"
+    )
+    assert blocks[3] == s.ImageContent(data="iVBORw==", mime_type="image/png")
+    assert blocks[4] == s.AudioContent(data="UklGRg==", mime_type="audio/wav")
+    assert blocks[5] == s.EmbeddedResource(
+        resource=s.BlobResourceContents(blob="JVBERg==", uri="doc.pdf", mime_type="application/pdf")
+    )
+
+
+@pytest.mark.parametrize(
+    ("part", "needs"),
+    [
+        (t.Part(raw=b"x", media_type="image/png"), "promptCapabilities.image"),
+        (t.Part(raw=b"x", media_type="audio/ogg"), "promptCapabilities.audio"),
+        (t.Part(raw=b"x", media_type="application/zip"), "promptCapabilities.embeddedContext"),
+    ],
+)
+def test_a_part_not_advertised_is_refused_naming_it(part: t.Part, needs: str) -> None:
+    with pytest.raises(ContentTypeNotSupported) as info:
+        prompt_blocks([t.Part(text="see"), part], s.PromptCapabilities())
+    assert info.value.code == -32005
+    assert info.value.message.startswith("part 1 (file bytes, ")
+    assert needs in info.value.message
+    # (text, data and links are for every agent)
+    assert len(prompt_blocks([t.Part(url="file:///x"), t.Part(data=1)], None)) == 2
+
+
+def test_agent_content_becomes_parts() -> None:
+    assert content_part(s.TextContent(text="a")) == t.Part(text="a")
+    image = content_part(s.ImageContent(data="iVBORw==", mime_type="image/png"))
+    assert image == t.Part(raw=b"\x89PNG", media_type="image/png")
+    link = content_part(s.ResourceLink(uri="file:///w/a.py", name="a.py"))
+    assert link == t.Part(url="file:///w/a.py", filename="a.py")
+    text = s.TextResourceContents(text="x = 1", uri="file:///w/a.py", mime_type="text/x-python")
+    assert content_part(s.EmbeddedResource(resource=text)) == t.Part(
+        text="x = 1", media_type="text/x-python"
+    )
+    bad = content_part(s.ImageContent(data="not base64!", mime_type="image/png"))
+    assert bad.data == {"type": "image", "data": "not base64!", "mimeType": "image/png"}
+
+
+def test_the_card_names_the_agent_and_its_commands() -> None:
+    info = s.InitializeResponse(
+        protocol_version=1,
+        agent_capabilities=s.AgentCapabilities(
+            prompt_capabilities=s.PromptCapabilities(audio=True, embedded_context=True)
+        ),
+        agent_info=s.Implementation(name="coder", title="The Coder", version="2.1"),
+    )
+    commands = [s.AvailableCommand(name="plan", description="Make a plan")]
+    card = agent_card(info, ["coder-acp"], commands)
+    assert (card.name, card.version) == ("coder", "2.1")
+    assert card.description.startswith("The Coder: an ACP agent")
+    assert card.default_input_modes == [
+        "text/plain",
+        "application/json",
+        "audio/*",
+        "application/octet-stream",
+    ]
+    assert [(k.id, k.name, k.examples) for k in card.skills] == [
+        ("prompt", "The Coder", []),
+        ("/plan", "/plan", ["/plan"]),
+    ]
+    nameless = agent_card(s.InitializeResponse(protocol_version=1), ["/usr/bin/some-agent"])
+    assert (nameless.name, nameless.version) == ("some-agent", "0")
+
+
+def _request(kind: s.ToolKind | None) -> s.RequestPermissionRequest:
+    return s.RequestPermissionRequest(
+        session_id="s",
+        tool_call=s.ToolCallUpdate(tool_call_id="c", title="Run ls", kind=kind),
+        options=[
+            s.PermissionOption(option_id="yes", name="Allow once", kind="allow_once"),
+            s.PermissionOption(option_id="always", name="Always", kind="allow_always"),
+            s.PermissionOption(option_id="no", name="Reject", kind="reject_once"),
+        ],
+    )
+
+
+def test_the_policy_goes_by_the_tool_kind_and_denial_wins() -> None:
+    policy = PermissionPolicy.of(allow=["read", "terminal"], deny=["edit"])
+    assert policy.answer(_request("read")) == "yes"
+    assert policy.answer(_request("execute")) == "yes"  # (terminal = execute)
+    assert policy.answer(_request("edit")) == "no"
+    assert policy.answer(_request("fetch")) is None  # asked
+    assert policy.answer(_request(None)) is None  # (no kind: other)
+    everything = PermissionPolicy.of(deny=["delete"], allow_all=True)
+    assert everything.answer(_request("other")) == "yes"
+    assert everything.answer(_request("delete")) == "no"
+    with pytest.raises(ValueError, match="unknown tool kind 'write'"):
+        PermissionPolicy.of(allow=["write"])
+
+
+def test_a_follow_up_picks_an_option_by_id_number_or_name() -> None:
+    request = _request("execute")
+    text, data = question_parts(request)
+    assert text.text == (
+        "The agent asks permission: Run ls\n1. Allow once (allow_once)\n"
+        "2. Always (allow_always)\n3. Reject (reject_once)\n"
+        'Answer with the option\'s number or name, or a data part {"optionId": ...}.'
+    )
+    assert data.data == {
+        "permission": {
+            "toolCall": {"toolCallId": "c", "title": "Run ls", "kind": "execute"},
+            "options": [
+                {"optionId": "yes", "name": "Allow once", "kind": "allow_once"},
+                {"optionId": "always", "name": "Always", "kind": "allow_always"},
+                {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+            ],
+        }
+    }
+
+    def pick(*parts: t.Part) -> str | None:
+        option = chosen_option(request, parts)
+        return None if option is None else option.option_id
+
+    assert pick(t.Part(data={"optionId": "always"})) == "always"
+    assert pick(t.Part(data={"optionId": "nope"})) is None
+    assert pick(t.Part(text=" 3 ")) == "no"
+    assert pick(t.Part(text="4")) is None
+    assert pick(t.Part(text="allow ONCE")) == "yes"
+    assert pick(t.Part(text="no")) == "no"  # (an option id as text)
+    assert pick(t.Part(text="perhaps")) is None
+    assert pick() is None
