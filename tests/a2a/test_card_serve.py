@@ -92,7 +92,7 @@ async def test_plain_uvicorn(tmp_path: Path, http: str) -> None:
             {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
             {"url": url.rstrip("/"), "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
         ]
-        assert answer.headers["vary"] == "Host"
+        assert answer.headers["vary"] == "Host, A2A-Version"
         await talk(url)
         # the name the client used is the one the card gives back
         async with httpx.AsyncClient() as http_client:
@@ -127,7 +127,7 @@ async def test_serve_public_url(tmp_path: Path) -> None:
     async with process(*cli, *args, "--log-level", "warning", cwd=tmp_path):
         answer = await card_at(f"http://127.0.0.1:{port}/")
         assert answer.json()["supportedInterfaces"][0]["url"] == public
-        assert "vary" not in answer.headers  # one card for every request
+        assert answer.headers["vary"] == "A2A-Version"  # one card for every host
     bad = await asyncio.create_subprocess_exec(
         *cli, "--public-url", "ftp://x/", cwd=tmp_path, env=ENV, stderr=asyncio.subprocess.PIPE
     )
@@ -180,9 +180,11 @@ def scope(host: str | None, *, root: str = "", scheme: str = "http") -> dict[str
 
 
 def headers_of(s: dict[str, object], **more: str) -> dict[str, str]:
+    """The request's headers, asking for the 1.0 card (see `test_compat_v03_serving` for
+    the card a 0.3 client gets)."""
     raw = s["headers"]
     assert isinstance(raw, list)
-    return {**{k.decode(): v.decode("latin-1") for k, v in raw}, **more}
+    return {"a2a-version": "1.0", **{k.decode(): v.decode("latin-1") for k, v in raw}, **more}
 
 
 def published() -> PublishedCard:
@@ -242,10 +244,10 @@ def test_each_variant_has_its_own_etag_and_answers_conditional_gets() -> None:
     etag_a, etag_b = dict(headers_a)[b"etag"], dict(headers_b)[b"etag"]
     assert (status_a, status_b) == (200, 200)
     assert etag_a != etag_b
-    assert dict(headers_a)[b"vary"] == b"Host"
+    assert dict(headers_a)[b"vary"] == b"Host, A2A-Version"
     same = card_.response(a, headers_of(a, **{"if-none-match": etag_a.decode()}))
     assert same[0] == 304
-    assert dict(same[1])[b"vary"] == b"Host"
+    assert dict(same[1])[b"vary"] == b"Host, A2A-Version"
     assert same[2] == b""
     other = card_.response(b, headers_of(b, **{"if-none-match": etag_a.decode()}))
     assert other[0] == 200  # another host's tag is not this card's
@@ -270,7 +272,7 @@ def test_a_card_that_lists_its_interfaces_is_served_as_it_is() -> None:
         status, headers, body = card_.response(s, headers_of(s))
         assert status == 200
         assert b"https://public.example/agent/" in body
-        assert b"vary" not in dict(headers)
+        assert dict(headers)[b"vary"] == b"A2A-Version"  # (not Host)
         tags.add(dict(headers)[b"etag"])
     assert len(tags) == 1
 

@@ -69,9 +69,12 @@ async def test_agent_card_with_caching_headers(server: Served) -> None:
 
 async def test_version_is_checked_on_every_call(server: Served) -> None:
     body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}
+    # without a version the request is 0.3 (§3.6.2), which has no GetTask: a 1.0 client
+    # that forgot the header, told so in 1.0 form
     missing = (await server.client.post(server.url, json=body)).json()
     assert error_of(missing) == (-32009, "VERSION_NOT_SUPPORTED")
-    assert missing["error"]["data"][0]["metadata"]["supported"] == "1.0"
+    assert missing["error"]["data"][0]["metadata"]["supported"] == "0.3,1.0"
+    assert "send A2A-Version: 1.0" in missing["error"]["message"]
     future = (
         await server.client.post(server.url, json=body, headers={"A2A-Version": "2.0"})
     ).json()

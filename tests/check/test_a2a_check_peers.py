@@ -32,7 +32,7 @@ from tests.interop.a2a.conftest import (
     a2a_py_sdk,  # noqa: F401 (a fixture)
     serve,
 )
-from tests.interop.a2a.test_our_client import peer_server
+from tests.interop.a2a.test_our_client import sdk_peer
 from tests.serving import card_served, free_port
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(180)]
@@ -183,7 +183,7 @@ def test_ours_with_grpc_too() -> None:
 
 
 def sdk_check(kind: str, mode: str = "jsonrpc") -> tuple[int, dict[str, Any]]:
-    with peer_server(kind, mode) as url:
+    with sdk_peer(kind, mode) as url:
         return check(url, "--input-prompt", "ask", "--slow-prompt", "slow")
 
 

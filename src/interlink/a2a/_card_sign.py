@@ -324,9 +324,11 @@ def sign_card(
     *,
     kid: str | None = None,
     jku: str | None = None,
+    payload: bytes | None = None,
 ) -> AgentCard:
-    """`card` with one more signature (§8.4.2): a JWS over `canonical_card(card)` with
-    the payload detached, `alg` from the key, `typ: JOSE`, `kid` and `jku` if given."""
+    """`card` with one more signature (§8.4.2): a JWS over `canonical_card(card)` (or
+    `payload`, for a reader that canonicalizes otherwise) with the payload detached,
+    `alg` from the key, `typ: JOSE`, `kid` and `jku` if given."""
     signer = key if isinstance(key, SigningKey) else SigningKey.load(key)
     from joserfc import jws
 
@@ -336,7 +338,10 @@ def sign_card(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # joserfc: "EdDSA is deprecated via RFC 9864"
         compact = jws.serialize_compact(
-            header, canonical_card(card), signer.key, algorithms=[signer.alg]
+            header,
+            canonical_card(card) if payload is None else payload,
+            signer.key,
+            algorithms=[signer.alg],
         )
     protected, _, signature = compact.split(".")
     signed = AgentCardSignature(protected=protected, signature=signature)

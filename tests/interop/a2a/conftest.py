@@ -5,12 +5,15 @@ a free loopback port (one per test module) and stops it afterwards. ``a2a_py_sdk
 ``a2a_js_sdk`` skip a test when that SDK is not installed, except under ``CI=true``
 where a missing SDK fails the test (as in ``tests/interop/conftest.py``). ``run_peer``
 runs a client peer from ``peers/`` and returns the JSON object it printed.
+``a2a_v03_sdk`` installs ``a2a-sdk`` 0.3 (which cannot share the venv with 1.x) once into
+``.cache/`` of the repository and gives the directory to put first on ``PYTHONPATH``.
 ``WebhookReceiver`` records push-notification POSTs on 127.0.0.1.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import importlib.metadata
 import importlib.util
 import json
@@ -37,6 +40,9 @@ PEERS = Path(__file__).resolve().parent / "peers"
 AGENT_TARGET = "examples/a2a_agent.py:app"
 PY_SDK_PIN = "a2a-sdk==1.3.0"
 JS_SDK_PIN = "@a2a-js/sdk@1.3.0"
+PY_V03_SDK_PIN = "a2a-sdk[http-server]==0.3.26"
+PY_V03_SDK_DIR = ROOT / ".cache" / "a2a-sdk-0.3.26"
+INSTALL_TIMEOUT = 240.0
 JS_SDK_DIR = PEERS / "node_modules" / "@a2a-js" / "sdk"
 STARTUP_TIMEOUT = 30.0
 STOP_TIMEOUT = 10.0
@@ -71,6 +77,68 @@ def a2a_js_sdk() -> PeerKind:
             f"JS A2A SDK not installed ({JS_SDK_PIN}: npm ci --prefix tests/interop/a2a/peers)"
         )
     return "js"
+
+
+@pytest.fixture(scope="session")
+def a2a_v03_sdk() -> Path:
+    """The directory holding ``a2a-sdk`` 0.3.26 and its dependencies, installed on first
+    use (``pip install --target``, under a lock, into a temporary directory renamed into
+    place, so a broken install never looks finished). Skips, failing under ``CI=true``,
+    when pip cannot install it."""
+    done = PY_V03_SDK_DIR / "a2a_sdk-0.3.26.dist-info"
+    PY_V03_SDK_DIR.parent.mkdir(exist_ok=True)
+    with open(PY_V03_SDK_DIR.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.is_dir():
+            tmp = Path(tempfile.mkdtemp(prefix="a2a-sdk-0.3-", dir=PY_V03_SDK_DIR.parent))
+            cmd = [sys.executable, "-m", "pip", "install", "-q", "--target", str(tmp)]
+            try:
+                subprocess.run(
+                    [*cmd, "--disable-pip-version-check", PY_V03_SDK_PIN],
+                    check=True,
+                    capture_output=True,
+                    timeout=INSTALL_TIMEOUT,
+                )
+            except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+                shutil.rmtree(tmp, ignore_errors=True)
+                output = getattr(exc, "stderr", b"") or b""
+                _unavailable(
+                    f"Python A2A SDK 0.3 not installable ({exc}; {output.decode()[-500:]}); "
+                    f"install it by hand: pip install --target {PY_V03_SDK_DIR} "
+                    f"'{PY_V03_SDK_PIN}'"
+                )
+            shutil.rmtree(PY_V03_SDK_DIR, ignore_errors=True)
+            tmp.rename(PY_V03_SDK_DIR)
+    return PY_V03_SDK_DIR
+
+
+def v03_env(sdk_dir: Path) -> dict[str, str]:
+    """The environment of a peer on ``a2a-sdk`` 0.3: its directory first on the path."""
+    path = os.environ.get("PYTHONPATH", "")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(sdk_dir), path) if p)}
+
+
+@contextlib.contextmanager
+def peer_server(cmd: Sequence[str], url: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """Run the peer server `cmd` until its card answers at `url` (fail, with its output,
+    when it does not); yield `url`; stop it (then kill it) on exit."""
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=log, stderr=log, start_new_session=True
+        )
+        try:
+            if not card_served(proc, url):
+                log.seek(0)
+                pytest.fail(f"peer server did not start: {cmd}\n{log.read().decode()}")
+            yield url
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=STOP_TIMEOUT)
 
 
 # -- the server under test ------------------------------------------------------------------

@@ -10,12 +10,8 @@ two interfaces do not answer (``fallback``).
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 
 import pytest
@@ -30,15 +26,15 @@ from interlink.a2a import (
 )
 from interlink.a2a import types as t
 from interlink.a2a.client._client import A2AClient, StreamEvent
-from tests.interop.a2a.conftest import PEERS, ROOT, PeerKind
-from tests.serving import card_served, free_port
+from tests.interop.a2a.conftest import PEERS, PeerKind, peer_server
+from tests.serving import free_port
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
 COMPLETED = t.TaskState.TASK_STATE_COMPLETED
 
 
 @contextlib.contextmanager
-def peer_server(kind: str, mode: str = "jsonrpc") -> Iterator[str]:
+def sdk_peer(kind: str, mode: str = "jsonrpc") -> Iterator[str]:
     """The `kind` peer server (in `mode`, for the Python one) on a free port: its URL.
     `py-grpc` offers gRPC only (its card lists one `GRPC` interface)."""
     port = free_port()
@@ -48,23 +44,9 @@ def peer_server(kind: str, mode: str = "jsonrpc") -> Iterator[str]:
         cmd = [sys.executable, str(PEERS / "py_server.py"), str(port), mode]
     else:
         cmd = [shutil.which("node") or "node", str(PEERS / "js_server.mjs"), str(port)]
-    url = f"http://127.0.0.1:{port}/"
-    with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=log, start_new_session=True)
-        try:
-            if not card_served(proc, url):
-                log.seek(0)
-                pytest.fail(f"peer server did not start: {cmd}\n{log.read().decode()}")
-            _card.clear_card_cache()
-            yield url
-        finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
+    with peer_server(cmd, f"http://127.0.0.1:{port}/") as url:
+        _card.clear_card_cache()
+        yield url
 
 
 @pytest.fixture(
@@ -74,7 +56,7 @@ def peer_server(kind: str, mode: str = "jsonrpc") -> Iterator[str]:
 def peer(request: pytest.FixtureRequest) -> Iterator[str]:
     name, mode = request.param
     kind: PeerKind = request.getfixturevalue(f"a2a_{name}_sdk")
-    with peer_server(kind, mode) as url:
+    with sdk_peer(kind, mode) as url:
         yield url
 
 
@@ -87,7 +69,7 @@ def agent(request: pytest.FixtureRequest) -> Iterator[str]:
     negotiates from its card (`interlink[grpc]`)."""
     name, mode = request.param
     request.getfixturevalue(f"a2a_{name.split('-')[0]}_sdk")
-    with peer_server(name, mode) as url:
+    with sdk_peer(name, mode) as url:
         yield url
 
 
@@ -153,7 +135,7 @@ async def test_stream_and_subscribe(agent: str) -> None:
 
 
 async def test_falls_back_to_the_interface_that_answers(a2a_py_sdk: PeerKind) -> None:
-    with peer_server(a2a_py_sdk, "fallback") as url:
+    with sdk_peer(a2a_py_sdk, "fallback") as url:
         async with await A2AClient.connect(url, probe_timeout=5) as client:
             assert client.binding == "HTTP+JSON"
             assert client.url == url

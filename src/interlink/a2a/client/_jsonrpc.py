@@ -8,9 +8,9 @@ JSON-RPC response per event; an error before the first event comes as plain JSON
 error after it as an `event: error` (both raised typed, by `read_events`).
 
 What is spoken on the wire is the `Dialect` of the version: `V10` sends the 1.0 method
-names and ProtoJSON params. A 0.3 dialect (method `message/send`, `kind`-tagged
-objects) implements the same four functions with `interlink.a2a.compat._v03` and is
-added to `DIALECTS` under "0.3"; the transport picks it from `config.version`.
+names and ProtoJSON params; the 0.3 dialect (`client._v03`: method `message/send`,
+`kind`-tagged objects) translates with `interlink.a2a.compat._v03`. The transport picks
+it from `config.version` in `DIALECTS`.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from interlink.a2a.client._transport import (
     StreamHints,
     TransportConfig,
 )
+from interlink.a2a.client._v03 import V03
 from interlink.jsonrpc import ErrorResponse, RpcError, SuccessResponse, decode_message
 
 __all__ = ["DIALECTS", "V10", "Dialect", "JsonRpcTransport"]
@@ -88,7 +89,7 @@ class _V10:
 
 V10: Final[Dialect] = _V10()
 #: the dialect of each A2A version this binding speaks
-DIALECTS: dict[str, Dialect] = {V10.version: V10}
+DIALECTS: dict[str, Dialect] = {V10.version: V10, V03.version: V03}
 
 
 class JsonRpcTransport(HttpTransport[Dialect]):

@@ -4,13 +4,14 @@ answers."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
+from typing import TYPE_CHECKING, Final, NamedTuple, Protocol, cast
 from urllib.parse import parse_qs
 
-from interlink.a2a.server._calls import build_call
+from interlink.a2a.server._calls import V10_ONLY, build_call
 from interlink.a2a.server._handler import Call
+from interlink.a2a.server._v03 import requested_version
 from interlink.jsonrpc import RpcError
 
 if TYPE_CHECKING:
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLOSE",
+    "SSE",
     "Binding",
     "Exchange",
     "Framing",
@@ -33,6 +35,7 @@ __all__ = [
     "headers_of",
     "plain",
     "read_body",
+    "sse_answer",
 ]
 
 #: the ASGI scope key under which a tenant router passes the tenant of the URL
@@ -44,6 +47,12 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
 _JSON = (b"content-type", b"application/json")
+#: the head of an SSE answer
+SSE: Final = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
 #: on an answer given before the request's body was read to its end
 CLOSE = (b"connection", b"close")
 Headers = list[tuple[bytes, bytes]]
@@ -65,22 +74,25 @@ class Exchange:
         raw = cast(bytes, self.scope.get("query_string", b""))
         return parse_qs(raw.decode("latin-1"), keep_blank_values=True) if raw else {}
 
-    def call(self) -> Call:
+    def version(self) -> str:
+        """The `A2A-Version` asked for (header, else query parameter), "" for none."""
+        return requested_version(self.scope, self.headers)
+
+    def call(self, versions: Sequence[str] = V10_ONLY) -> Call:
         """The `Call` of this request (raises `VersionNotSupported`,
-        `ExtensionSupportRequired`): the service parameters are headers; `A2A-Version`
-        may be a query parameter too."""
+        `ExtensionSupportRequired`) for a binding serving `versions`: the service
+        parameters are headers; `A2A-Version` may be a query parameter too."""
         params = self.headers
-        if not params.get("a2a-version", "").strip():
-            query = self.query()
-            version = (query.get("A2A-Version") or query.get("a2a-version") or [""])[0]
-            if version.strip():
-                params = {**params, "a2a-version": version}
+        version = self.version()
+        if version and not params.get("a2a-version", "").strip():
+            params = {**params, "a2a-version": version}
         return build_call(
             params,
             self.app.extensions,
             principal=self.principal,
             tenant=cast(str, self.scope.get(TENANT_SCOPE_KEY, "")),
             headers=self.headers,
+            versions=versions,
         )
 
     async def answer(self, status: int, body: bytes, extra: Headers | None = None) -> None:
@@ -100,6 +112,9 @@ class Framing(NamedTuple):
     around: tuple[bytes, bytes]
     error: Callable[[RpcError], tuple[int, bytes]]
     error_event: Callable[[RpcError], bytes]
+    #: an error before the first event is the one event of an SSE answer instead (A2A
+    #: 0.3, whose clients read nothing but SSE from a streaming method)
+    errors_in_stream: bool = False
 
 
 class Binding(Protocol):
@@ -170,6 +185,12 @@ def headers_of(scope: Scope) -> dict[str, str]:
             name, value = k.decode("latin-1").lower(), v.decode("latin-1")
             headers[name] = f"{headers[name]}, {value}" if name in headers else value
     return headers
+
+
+async def sse_answer(send: Send, event: bytes, extra: Headers | None = None) -> None:
+    """An SSE answer of one `event` (its bytes, framed), then the end."""
+    await send({"type": "http.response.start", "status": 200, "headers": [*SSE, *(extra or [])]})
+    await send({"type": "http.response.body", "body": event})
 
 
 async def plain(

@@ -11,7 +11,7 @@ by `status_of` (§5.4).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import msgspec
 
@@ -27,9 +27,19 @@ from interlink.a2a._types import AgentCard
 from interlink.a2a.server._handler import A2AServer, Call, Handler
 from interlink.a2a.server._stream import TaskStream
 
-__all__ = ["SUPPORTED_VERSIONS", "CardExtensions", "build_call", "dispatch", "invoke"]
+__all__ = [
+    "SUPPORTED_VERSIONS",
+    "V10_ONLY",
+    "CardExtensions",
+    "build_call",
+    "dispatch",
+    "invoke",
+]
 
-SUPPORTED_VERSIONS = ("1.0",)
+SUPPORTED_VERSIONS = ("0.3", "1.0")
+"""The A2A versions served: 1.0, and 0.3 translated at the edge (`server._v03`: so
+far on JSON-RPC; the other bindings serve 1.0, `V10_ONLY`)."""
+V10_ONLY = ("1.0",)
 _NO_EXTENSIONS: frozenset[str] = frozenset()
 
 
@@ -55,24 +65,26 @@ def build_call(
     principal: str = "",
     tenant: str = "",
     headers: Mapping[str, str] | None = None,
+    versions: Sequence[str] = V10_ONLY,
 ) -> Call:
     """The `Call` of a request whose service parameters are `params` (lower-case
-    names). A missing `a2a-version` means 0.3 (§3.6.2); one this server does not serve
-    raises `VersionNotSupported` listing those it does (a patch level is ignored). A
-    required extension of the card that `a2a-extensions` does not activate raises
+    names). A missing `a2a-version` means 0.3 (§3.6.2); one the binding does not serve
+    (`versions`) raises `VersionNotSupported` listing those it does (a patch level is
+    ignored); the call's `version` is the Major.Minor asked for. A required extension
+    of the card that `a2a-extensions` does not activate raises
     `ExtensionSupportRequired`; the activated ones are those the card declares.
     `headers` (default `params`) is what the executor sees of the request."""
-    version = params.get("a2a-version", "").strip() or "0.3"
-    if ".".join(version.split(".")[:2]) not in SUPPORTED_VERSIONS:
+    asked = params.get("a2a-version", "").strip() or "0.3"
+    version = ".".join(asked.split(".")[:2])
+    if version not in versions:
         raise VersionNotSupported(
-            f"A2A version {version!r} is not supported; this server speaks "
-            f"{', '.join(SUPPORTED_VERSIONS)}",
-            supported=",".join(SUPPORTED_VERSIONS),
+            f"A2A version {asked!r} is not supported; this server speaks {', '.join(versions)}",
+            supported=",".join(versions),
         )
-    asked = params.get("a2a-extensions")
+    wanted = params.get("a2a-extensions")
     active = _NO_EXTENSIONS
-    if asked is not None or extensions.required:
-        requested = {u.strip() for u in (asked or "").split(",") if u.strip()}
+    if wanted is not None or extensions.required:
+        requested = {u.strip() for u in (wanted or "").split(",") if u.strip()}
         missing = extensions.required - requested
         if missing:
             raise ExtensionSupportRequired(
@@ -83,6 +95,7 @@ def build_call(
     last = params.get("last-event-id", "").strip()
     return Call(
         principal=principal,
+        version=version,
         tenant=tenant,
         extensions=active,
         headers=params if headers is None else headers,

@@ -13,9 +13,14 @@ address (`0.0.0.0`, `[::]`) is never advertised: loopback stands for it.
 
 The `Host` header is the client's to choose: one that is no `host[:port]` is refused
 (HTTP 400), and the cards made from requests are kept for the last `VARIANTS`
-(scheme, host, root path) only, each with its own `ETag`, served with `Vary: Host`.
+(scheme, host, root path, version) only, each with its own `ETag`, served with `Vary: Host`.
 Conditional GETs (`If-None-Match`, `If-Modified-Since`) are answered 304 per variant.
 With a signing key, each variant is signed once, when it is made (§8.4).
+
+A request without `A2A-Version` (a 0.3 client's) or asking for 0.3 gets the card with
+its 0.3 fields beside the 1.0 ones (`server._v03.card_body`); `A2A-Version: 1.x` the 1.0
+card alone. So every card is served in two variants, each with its own `ETag`, and with
+`Vary: A2A-Version`.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import msgspec
 from interlink.a2a import _codec
 from interlink.a2a._card_sign import SigningKey, sign_card
 from interlink.a2a._types import AgentCard, AgentInterface
+from interlink.a2a.server._v03 import card_body, is_v03, requested_version, sdk_v03_payload
 
 __all__ = ["CardVariant", "PublishedCard", "interface_url"]
 
@@ -85,8 +91,17 @@ def interface_url(
     return f"{scheme}://{host}{quote(root, safe=_PATH_SAFE)}{rpc_path}"
 
 
-def _variant(card: AgentCard, signer: SigningKey | None) -> CardVariant:
-    body = _codec.encode(card if signer is None else sign_card(card, signer))
+def _variant(card: AgentCard, signer: SigningKey | None, v03: bool) -> CardVariant:
+    """The card as served: signed (the 1.0 card is), and with its 0.3 fields for `v03`
+    (signed for the 0.3 SDK's readers too)."""
+    signed = card if signer is None else sign_card(card, signer)
+    payload = sdk_v03_payload(signed) if v03 and signer is not None else None
+    if payload is not None:
+        assert signer is not None
+        signed = sign_card(signed, signer, payload=payload)
+    body = _codec.encode(signed)
+    if v03:
+        body = card_body(signed, body)
     return CardVariant(body, b'"' + hashlib.sha256(body).hexdigest()[:32].encode() + b'"')
 
 
@@ -111,8 +126,12 @@ class PublishedCard:
         self.signer = signer
         #: whether the interface comes from each request (the card lists none)
         self.per_request = not card.supported_interfaces
-        self._fixed = None if self.per_request else _variant(card, signer)
-        self._variants: OrderedDict[tuple[str, str, str], CardVariant] = OrderedDict()
+        self._fixed = (
+            None
+            if self.per_request
+            else (_variant(card, signer, False), _variant(card, signer, True))
+        )
+        self._variants: OrderedDict[tuple[str, str, str, bool], CardVariant] = OrderedDict()
         self.modified_at = datetime.now(UTC).replace(microsecond=0)
         self.modified = format_datetime(self.modified_at, usegmt=True).encode()
 
@@ -120,18 +139,36 @@ class PublishedCard:
         self, scope: MutableMapping[str, object], headers: Mapping[str, str]
     ) -> CardVariant:
         """The card for this request (raises `BadHost`)."""
+        v03 = is_v03(requested_version(scope, headers))
         if self._fixed is not None:
-            return self._fixed
+            return self._fixed[v03]
         key = (
             cast(str, scope.get("scheme", "")),
             headers.get("host", ""),
             cast(str, scope.get("root_path", "")),
+            v03,
         )
         found = self._variants.get(key)
         if found is not None:
             self._variants.move_to_end(key)
             return found
-        interfaces = [
+        card = msgspec.structs.replace(
+            self.card, supported_interfaces=self.served_interfaces(scope, headers)
+        )
+        found = _variant(card, self.signer, v03)
+        self._variants[key] = found
+        while len(self._variants) > VARIANTS:
+            self._variants.popitem(last=False)
+        return found
+
+    def served_interfaces(
+        self, scope: MutableMapping[str, object], headers: Mapping[str, str]
+    ) -> list[AgentInterface]:
+        """The card's interfaces as served for this request: its own, or those of
+        `interfaces` at the address the request reached (raises `BadHost`)."""
+        if not self.per_request:
+            return list(self.card.supported_interfaces)
+        return [
             AgentInterface(
                 url=where
                 if "://" in where or binding == "GRPC"
@@ -141,12 +178,6 @@ class PublishedCard:
             )
             for binding, where in self.interfaces
         ]
-        card = msgspec.structs.replace(self.card, supported_interfaces=interfaces)
-        found = _variant(card, self.signer)
-        self._variants[key] = found
-        while len(self._variants) > VARIANTS:
-            self._variants.popitem(last=False)
-        return found
 
     def not_modified(self, variant: CardVariant, headers: Mapping[str, str]) -> bool:
         """Whether a conditional GET of `variant` may be answered 304 (RFC 9110, 13.1):
@@ -180,8 +211,7 @@ class PublishedCard:
             (b"etag", variant.etag),
             (b"last-modified", self.modified),
         ]
-        if self.per_request:
-            common.append((b"vary", b"Host"))
+        common.append((b"vary", b"Host, A2A-Version" if self.per_request else b"A2A-Version"))
         if self.not_modified(variant, headers):
             return 304, common, b""
         return 200, [(b"content-type", b"application/json"), *common], variant.body

@@ -100,6 +100,8 @@ class Call:
     """Who is calling, and how."""
 
     principal: str = ""
+    #: the A2A version (Major.Minor) the caller speaks; the binding translates (0.3)
+    version: str = "1.0"
     tenant: str = ""
     extensions: frozenset[str] = frozenset()
     headers: Mapping[str, str] = field(default_factory=dict)

@@ -33,6 +33,7 @@ from interlink.a2a._card_sign import SigningKey, sign_card
 from interlink.a2a._types import AgentCard, AgentInterface
 from interlink.a2a.server._asgi import (
     CLOSE,
+    SSE,
     TENANT_SCOPE_KEY,
     Binding,
     Exchange,
@@ -48,6 +49,7 @@ from interlink.a2a.server._asgi import (
     headers_of,
     plain,
     read_body,
+    sse_answer,
 )
 from interlink.a2a.server._auth import Authenticator
 from interlink.a2a.server._calls import SUPPORTED_VERSIONS, CardExtensions
@@ -81,11 +83,6 @@ CARD_PATH = "/.well-known/agent-card.json"
 #: the bindings an app serves unless told otherwise, in the card's order of preference
 DEFAULT_BINDINGS = ("JSONRPC", "HTTP+JSON")
 
-_SSE = [
-    (b"content-type", b"text/event-stream"),
-    (b"cache-control", b"no-cache"),
-    (b"x-accel-buffering", b"no"),
-]
 _PING = b": keep-alive\n\n"
 #: the most bytes of events a stream hands to the server in one write
 _PIECE = 64 * 1024
@@ -175,7 +172,7 @@ class A2AApp:
         self._publish(self.server.card)
 
     def _publish(self, card: AgentCard) -> None:
-        self._published = PublishedCard(
+        self.published = PublishedCard(
             card, self.rpc_path, self._signer, interfaces=self.interfaces
         )
         self.extensions = CardExtensions.of(card)
@@ -249,7 +246,7 @@ class A2AApp:
                 return
 
     async def _card_response(self, scope: Scope, send: Send, extra: Headers) -> None:
-        status, headers, body = self._published.response(scope, headers_of(scope))
+        status, headers, body = self.published.response(scope, headers_of(scope))
         await send({"type": "http.response.start", "status": status, "headers": [*headers, *extra]})
         await send({"type": "http.response.body", "body": body})
 
@@ -329,10 +326,13 @@ class A2AApp:
             try:
                 batch = await stream.batch(self.keepalive, _PIECE)
             except RpcError as exc:  # before anything was sent: a plain answer
+                if framing.errors_in_stream:
+                    await sse_answer(send, framing.error_event(exc), extra)
+                    return
                 status, body = framing.error(exc)
                 await plain(send, status, body, extra)
                 return
-            await send({"type": "http.response.start", "status": 200, "headers": [*_SSE, *extra]})
+            await send({"type": "http.response.start", "status": 200, "headers": [*SSE, *extra]})
             watcher = asyncio.create_task(_watch_disconnect(exchange.receive, stream))
             try:
                 await self._events(batch, stream, framing.around, send)

@@ -41,7 +41,8 @@ class TaskStream:
     in the subscription's bounded queue; `[]` when `wait` seconds passed without one
     (time for a keep-alive), `None` when the stream is over. A subscription that fell
     behind its bounded queue just ends: the client resumes with `Last-Event-ID`.
-    `aclose()` detaches it (always call it).
+    `aclose()` detaches it (always call it). `translate`, when set, makes each event's
+    payload the client's form (a 0.3 client's: `server._v03.event_to_v03`).
     """
 
     def __init__(
@@ -76,6 +77,7 @@ class TaskStream:
             self._last = max(self._last, upto)
         #: the client went away or the server stops: no more pages are read
         self._cut = False
+        self.translate: Callable[[bytes], bytes] | None = None
 
     async def batch(
         self, wait: float | None = None, size: int = 64 * 1024
@@ -104,6 +106,8 @@ class TaskStream:
             if ready:
                 if self._history is not None:
                     ready = [(seq, _cut_history(p, self._history)) for seq, p in ready]
+                if self.translate is not None:
+                    ready = [(seq, self.translate(p)) for seq, p in ready]
                 return ready
             if sub.closed:
                 live = self._live

@@ -6,6 +6,12 @@ response>` whose result is the `StreamResponse`; an error after the first event 
 `event: error` whose data is the JSON-RPC error. A request without an id is carried out
 and never answered (HTTP 204). An oversize body is a -32600 answer. Errors carry
 `google.rpc.ErrorInfo` details (DECISIONS.md, A2A 1.0: Errors).
+
+A request without `A2A-Version` (or naming 0.3) is A2A 0.3 (§3.6.2): its 0.3 method,
+params, results, stream events and errors are translated at this edge (`server._v03`),
+its stream's errors are unnamed SSE events, before the first event too (what 0.3
+clients read). One naming a 1.0 method comes from a 1.0 client that forgot the header:
+its -32009 is in 1.0 form.
 """
 
 from __future__ import annotations
@@ -19,10 +25,18 @@ from interlink.a2a import _codec
 from interlink.a2a._errors import details_of
 from interlink.a2a._methods import METHODS
 from interlink.a2a._types import Empty
-from interlink.a2a.server._asgi import Exchange, Framing, Handle
-from interlink.a2a.server._calls import invoke
+from interlink.a2a.server._asgi import Exchange, Framing, Handle, sse_answer
+from interlink.a2a.server._calls import SUPPORTED_VERSIONS, invoke
 from interlink.a2a.server._handler import Call
 from interlink.a2a.server._stream import TaskStream
+from interlink.a2a.server._v03 import (
+    STREAMING,
+    V03,
+    call_v03,
+    error_body_v03,
+    event_to_v03,
+    is_v03,
+)
 from interlink.jsonrpc import (
     ErrorObject,
     ErrorResponse,
@@ -68,18 +82,24 @@ class JsonRpcBinding:
             await exchange.send({"type": "http.response.body", "body": b""})
             return
         extra: list[tuple[bytes, bytes]] = []
+        v03 = is_v03(exchange.version()) and message.method not in METHODS
+        framing = _framing(message.id, v03, v03 and message.method in STREAMING)
         try:
-            call = exchange.call()
+            call = exchange.call(SUPPORTED_VERSIONS)
             if call.extensions:
                 extra.append((b"a2a-extensions", ", ".join(sorted(call.extensions)).encode()))
             result = await _dispatch(exchange, message, call)
         except Exception as exc:
             if not isinstance(exc, RpcError):
                 logger.exception("A2A method %s failed", message.method)
-            await exchange.answer(200, error_body(error_answer(message.id, exc)), extra)
+                exc = RpcError.internal_error()
+            if framing.errors_in_stream:
+                await sse_answer(exchange.send, framing.error_event(exc), extra)
+            else:
+                await exchange.answer(*framing.error(exc), extra)
             return
         if isinstance(result, TaskStream):
-            await exchange.app.stream(exchange, result, _framing(message.id), extra)
+            await exchange.app.stream(exchange, result, framing, extra)
         else:
             await exchange.answer(200, answer_body(message.id, result), extra)
 
@@ -87,7 +107,7 @@ class JsonRpcBinding:
         """A request without an id (JSON-RPC 2.0, 4.1): done like any other, its answer
         dropped; a stream it opens is closed at once (its task goes on)."""
         try:
-            result = await _dispatch(exchange, message, exchange.call())
+            result = await _dispatch(exchange, message, exchange.call(SUPPORTED_VERSIONS))
         except Exception as exc:
             logger.debug("A2A notification %s failed: %s", message.method, exc)
             return
@@ -101,7 +121,21 @@ async def _dispatch(
     call: Call,
 ) -> bytes | TaskStream:
     """Carry out a request by the generated table; its result as ProtoJSON (`null` for
-    `Empty`), or the stream of a streaming method."""
+    `Empty`), or the stream of a streaming method. A 0.3 request goes through
+    `call_v03`, and its stream's events are translated."""
+    if call.version == V03:
+        params = None if request.params is msgspec.UNSET else request.params
+        app = exchange.app
+        answer = await call_v03(
+            app.server,
+            request.method,
+            params,
+            call,
+            lambda: app.published.served_interfaces(exchange.scope, exchange.headers),
+        )
+        if isinstance(answer, TaskStream):
+            answer.translate = event_to_v03
+        return answer
     method = METHODS.get(request.method)
     if method is None:
         raise MethodNotFound(data={"method": request.method})
@@ -112,17 +146,22 @@ async def _dispatch(
     return b"null" if isinstance(result, Empty) else _codec.encode(result)
 
 
-def _framing(id: RequestId | None) -> Framing:
-    """Each event's data is the JSON-RPC answer around its payload (shared bytes)."""
+def _framing(id: RequestId | None, v03: bool = False, in_stream: bool = False) -> Framing:
+    """Each event's data is the JSON-RPC answer around its payload (shared bytes); the
+    errors in 0.3 form for `v03`, and for `in_stream` (a 0.3 streaming method) each an
+    unnamed event of the stream, also before the first."""
     envelope = answer_body(id, b"")  # (`{...,"result":}`)
+    shape = error_body_v03 if v03 else error_body
+    event = b"data: " if in_stream else b"event: error\ndata: "
 
     def error(exc: RpcError) -> tuple[int, bytes]:
-        return 200, error_body(error_answer(id, exc))
+        return 200, shape(error_answer(id, exc))
 
     def error_event(exc: RpcError) -> bytes:
-        return b"event: error\ndata: " + error_body(error_answer(id, exc)) + b"\n\n"
+        return event + shape(error_answer(id, exc)) + b"\n\n"
 
-    return Framing((b"data: " + envelope[:-1], envelope[-1:] + b"\n\n"), error, error_event)
+    around = (b"data: " + envelope[:-1], envelope[-1:] + b"\n\n")
+    return Framing(around, error, error_event, errors_in_stream=in_stream)
 
 
 def error_body(response: ErrorResponse) -> bytes:

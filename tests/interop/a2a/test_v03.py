@@ -1,0 +1,344 @@
+"""A2A 0.3 interop, both directions, with the official Python SDK's last 0.3 release
+(``a2a-sdk==0.3.26``, installed at test time beside the venv: ``a2a_v03_sdk``).
+
+- Its client (``peers/py_v03_client.py``, every scenario in one run) against ``interlink
+  a2a serve examples/a2a_agent.py:app``: no ``A2A-Version``, 0.3 method names and shapes,
+  answered through the 0.3 edge of the server.
+- Our client against its server (``peers/py_v03_server.py``: ``echo X``, ``slow``, ``ask``,
+  ``message``): the card is a 0.3 card, so the client speaks 0.3 to it, and the caller
+  sees the 1.0 objects and typed errors as with any agent.
+
+Objects are the SDK's 0.3 models dumped as JSON (``kind``, lower-case states; ``None``
+fields absent); errors are ``{"code", "message", "data"}`` as the SDK surfaced them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from interlink.a2a import (
+    A2AClient,
+    A2AInvalidParams,
+    TaskNotCancelable,
+    TaskNotFound,
+    UnsupportedOperation,
+)
+from interlink.a2a import types as t
+from tests.interop.a2a.conftest import (
+    PEERS,
+    ROOT,
+    A2AServer,
+    PeerRunError,
+    peer_server,
+    v03_env,
+)
+from tests.interop.a2a.test_our_client import status_text
+from tests.serving import free_port
+
+pytestmark = [pytest.mark.interop, pytest.mark.timeout(300)]  # (the first installs the SDK)
+
+Json = dict[str, Any]
+ASK_PROMPT = "What should I do? Send a follow-up message to this task."
+ACTIVE = {"submitted", "working"}
+
+
+@pytest.fixture(scope="module")
+def sdk_client_run(a2a_v03_sdk: Path, a2a_server: A2AServer) -> Json:
+    """What the 0.3 SDK client saw of our server, every scenario in one run."""
+    cmd = [sys.executable, str(PEERS / "py_v03_client.py"), a2a_server.url]
+    with subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        env=v03_env(a2a_v03_sdk),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    ) as proc:
+        try:
+            stdout, stderr = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            stdout, stderr = proc.communicate(timeout=10)
+            raise PeerRunError(f"0.3 client timed out\n{stdout}\n{stderr}") from None
+    if proc.returncode != 0:
+        raise PeerRunError(
+            f"0.3 client exited {proc.returncode}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+            f"\n--- server stderr\n{a2a_server.stderr_tail()}"
+        )
+    out: Json = json.loads(stdout)
+    return out
+
+
+def text_of(parts: list[Json]) -> str:
+    assert all(p["kind"] == "text" for p in parts), parts
+    return "".join(p["text"] for p in parts)
+
+
+def error(answer: Json, code: int, reason: str) -> None:
+    assert "result" not in answer, f"expected {code}, got a result: {answer}"
+    assert answer["error"]["code"] == code, answer
+    assert answer["error"]["data"]["reason"] == reason, answer  # (0.3: free-form data)
+
+
+def check_task_stream(events: list[Json], last_state: str) -> Json:
+    """A 0.3 task stream: the Task first, then updates of it, `final` only on the last."""
+    assert events, "empty stream"
+    task = events[0]
+    assert task["kind"] == "task", events[0]
+    for event in events[1:]:
+        assert event["kind"] in {"status-update", "artifact-update"}, event
+        assert event["taskId"] == task["id"]
+        assert event["contextId"] == task["contextId"]
+    last = events[-1]
+    assert last["kind"] == "status-update", last
+    assert last["status"]["state"] == last_state
+    assert last["final"] is True
+    for event in events[1:-1]:
+        if event["kind"] == "status-update":
+            assert event["final"] is False, event
+            assert event["status"]["state"] in ACTIVE, event
+    return task
+
+
+# -- the 0.3 SDK client against our server ---------------------------------------------------
+
+
+def test_the_sdk_client_speaks_0_3_and_reads_our_card(
+    sdk_client_run: Json, a2a_server: A2AServer
+) -> None:
+    requests = sdk_client_run["requests"]
+    assert requests[0]["path"] == "/.well-known/agent-card.json"
+    assert all(r["a2aVersion"] is None for r in requests)  # a 0.3 client sends none
+    assert {r["rpc"] for r in requests[1:]} == {
+        "message/send",
+        "message/stream",
+        "tasks/get",
+        "tasks/cancel",
+        "tasks/resubscribe",
+        "tasks/pushNotificationConfig/set",
+        "tasks/pushNotificationConfig/get",
+    }
+    card = sdk_client_run["card"]
+    assert card["url"] == a2a_server.url
+    assert card["preferredTransport"] == "JSONRPC"
+    assert card["protocolVersion"] == "0.3.0"
+    assert card["capabilities"] == {"streaming": True, "pushNotifications": True}
+
+
+def test_send_and_get(sdk_client_run: Json) -> None:
+    (task,) = sdk_client_run["send"]["events"]
+    assert task["kind"] == "task"
+    assert task["status"]["state"] == "completed"
+    (artifact,) = task["artifacts"]
+    assert text_of(artifact["parts"]) == "hello v03"
+    assert [m["role"] for m in task["history"]] == ["user"]
+    assert sdk_client_run["get"]["result"] == task
+    assert len(sdk_client_run["getHistory1"]["result"]["history"]) == 1
+    error(sdk_client_run["getUnknown"], -32001, "TASK_NOT_FOUND")
+    (message,) = sdk_client_run["message"]["events"]
+    assert message["kind"] == "message"
+    assert message["role"] == "agent"
+    assert "taskId" not in message
+    assert text_of(message["parts"]) == "a direct message: no task was created"
+
+
+def test_stream(sdk_client_run: Json) -> None:
+    stream = sdk_client_run["stream"]
+    assert "error" not in stream, stream
+    events = stream["events"]
+    check_task_stream(events, "completed")
+    chunks = [e for e in events if e["kind"] == "artifact-update"]
+    assert [text_of(c["artifact"]["parts"]) for c in chunks] == ["hello ", "v03 ", "stream"]
+    assert [c.get("append", False) for c in chunks] == [False, True, True]
+    assert [c.get("lastChunk", False) for c in chunks] == [False, False, True]
+
+
+def test_ask_and_follow_up(sdk_client_run: Json) -> None:
+    (asked,) = sdk_client_run["ask"]["events"]
+    assert asked["status"]["state"] == "input-required"
+    assert text_of(asked["status"]["message"]["parts"]) == ASK_PROMPT
+    (answered,) = sdk_client_run["answer"]["events"]
+    assert answered["id"] == asked["id"]
+    assert answered["status"]["state"] == "completed"
+    assert text_of(answered["artifacts"][0]["parts"]) == "thanks, you said: blue"
+    # over streams: the first ends `final` at input-required, the follow-up (only the
+    # taskId) starts with the task and ends `final` at completed
+    first = check_task_stream(sdk_client_run["askStream"]["events"], "input-required")
+    follow = check_task_stream(sdk_client_run["answerStream"]["events"], "completed")
+    assert follow["id"] == first["id"]
+    assert follow["contextId"] == first["contextId"]
+
+
+def test_slow_and_cancel(sdk_client_run: Json) -> None:
+    slow = sdk_client_run["slow"]
+    assert slow["status"]["state"] in ACTIVE  # blocking: false
+    canceled = sdk_client_run["cancel"]["result"]
+    assert canceled["id"] == slow["id"]
+    assert canceled["status"]["state"] == "canceled"
+    assert sdk_client_run["cancelAgain"]["result"]["status"]["state"] == "canceled"
+    error(sdk_client_run["cancelCompleted"], -32002, "TASK_NOT_CANCELABLE")
+
+
+def test_resubscribe(sdk_client_run: Json) -> None:
+    events = sdk_client_run["resubscribe"]["events"]
+    task = check_task_stream(events, "completed")
+    assert task["status"]["state"] in ACTIVE
+    progress = [
+        text_of(e["status"]["message"]["parts"])
+        for e in events[1:]
+        if e["kind"] == "status-update" and "message" in e["status"]
+    ]
+    assert progress == ["1/3 s done", "2/3 s done", "3/3 s done"][-len(progress) :]
+    terminal = sdk_client_run["resubscribeTerminal"]
+    assert terminal["events"] == []
+    error(terminal, -32004, "UNSUPPORTED_OPERATION")
+
+
+def test_push_config(sdk_client_run: Json) -> None:
+    made = sdk_client_run["pushSet"]["result"]
+    config = made["pushNotificationConfig"]
+    assert config["url"] == "https://webhook.example.com/a2a"
+    assert config["token"] == "tok-1"
+    assert config["id"] == made["taskId"]  # (0.3: a config without an id gets the task's)
+    assert sdk_client_run["pushGet"]["result"] == made
+
+
+# -- our client against the 0.3 SDK server ---------------------------------------------------
+
+S = t.TaskState
+
+
+@pytest.fixture(scope="module")
+def sdk_server(a2a_v03_sdk: Path) -> Iterator[str]:
+    """The URL of an a2a-sdk 0.3.26 agent on loopback."""
+    port = free_port()
+    cmd = [sys.executable, str(PEERS / "py_v03_server.py"), str(port)]
+    with peer_server(cmd, f"http://127.0.0.1:{port}/", v03_env(a2a_v03_sdk)) as url:
+        yield url
+
+
+async def test_our_client_speaks_0_3_to_a_0_3_card(sdk_server: str) -> None:
+    async with await A2AClient.connect(sdk_server) as client:
+        assert client.version == "0.3"
+        assert client.card.name == "py sdk 0.3 peer"
+        assert client.card.supported_interfaces[0].protocol_version == "0.3.0"
+        task = await client.send_message("echo hi")
+        assert isinstance(task, t.Task)
+        assert task.status.state == S.TASK_STATE_COMPLETED
+        assert task.artifacts[-1].parts[0].text == "hi"
+        assert (await client.get_task(task.id)).id == task.id
+        reply = await client.send_message("message")
+        assert isinstance(reply, t.Message)
+        assert reply.role == t.Role.ROLE_AGENT
+        assert reply.parts[0].text == "direct"
+        with pytest.raises(TaskNotFound):
+            await client.get_task("no-such-task")
+        with pytest.raises(UnsupportedOperation, match=r"ListTasks has no A2A 0\.3 form"):
+            await client.list_tasks()
+
+
+async def test_ask_follow_up_cancel(sdk_server: str) -> None:
+    async with await A2AClient.connect(sdk_server, version="0.3") as client:
+        asked = await client.send_message("ask")
+        assert isinstance(asked, t.Task)
+        assert asked.status.state == S.TASK_STATE_INPUT_REQUIRED
+        done = await client.send_message("more", task_id=asked.id, context_id=asked.context_id)
+        assert isinstance(done, t.Task)
+        assert done.status.state == S.TASK_STATE_COMPLETED
+        assert done.artifacts[-1].parts[0].text == "got more"
+        slow = await client.send_message("slow", return_immediately=True)
+        assert isinstance(slow, t.Task)
+        canceled = await client.cancel_task(slow.id)
+        assert canceled.status.state == S.TASK_STATE_CANCELED
+        with pytest.raises(TaskNotCancelable):
+            await client.cancel_task(done.id)
+
+
+async def test_stream_and_resubscribe(sdk_server: str) -> None:
+    async with await A2AClient.connect(sdk_server) as client:
+        events = [e async for e in client.stream_message("echo streamed")]
+        assert isinstance(events[0].payload, t.Task)
+        assert any(isinstance(e.payload, t.TaskArtifactUpdateEvent) for e in events)
+        last = events[-1].payload
+        assert isinstance(last, t.TaskStatusUpdateEvent)
+        assert last.status.state == S.TASK_STATE_COMPLETED
+        slow = await client.send_message("slow", return_immediately=True)
+        assert isinstance(slow, t.Task)
+        seen = [e async for e in client.subscribe(slow.id)]
+        steps = [status_text(e.payload) for e in seen if status_text(e.payload)]
+        assert steps == sorted(steps, key=int)
+        final = seen[-1].payload
+        assert isinstance(final, t.TaskStatusUpdateEvent | t.Task)
+        assert final.status.state == S.TASK_STATE_COMPLETED
+        # the 0.3 SDK refuses to resubscribe to a terminal task with -32602 (as an event
+        # of an SSE answer): the typed error reaches the caller
+        with pytest.raises(A2AInvalidParams, match="terminal state"):
+            async for _ in client.subscribe(slow.id):
+                pass
+
+
+# -- a signed card ----------------------------------------------------------------------------
+
+VERIFY_V03 = """
+import json, sys
+from a2a.types import AgentCard
+from a2a.utils.signing import create_signature_verifier
+card = AgentCard.model_validate(json.load(open(sys.argv[1])))
+key = open(sys.argv[2], "rb").read()
+create_signature_verifier(lambda kid, jku: key, ["ES256"])(card)
+card.name = "someone else"
+try:
+    create_signature_verifier(lambda kid, jku: key, ["ES256"])(card)
+except Exception as exc:
+    print(type(exc).__name__)
+"""
+
+
+def test_a_signed_card_verifies_for_the_0_3_sdk_and_for_1_0_readers(
+    a2a_v03_sdk: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("joserfc")
+    import msgspec
+
+    from interlink.a2a import verify_card
+    from interlink.a2a._card_sign import SigningKey
+    from interlink.a2a.server._card_serve import PublishedCard
+    from tests.a2a.agents import card
+    from tests.a2a.test_card_sign import pem_pair
+
+    private, public = pem_pair(tmp_path, "ES256")
+    bearer = t.SecurityScheme(
+        http_auth_security_scheme=t.HTTPAuthSecurityScheme(scheme="Bearer", bearer_format="JWT")
+    )
+    secured = msgspec.structs.replace(card(), name="signé", security_schemes={"bearer": bearer})
+    published = PublishedCard(secured, "/", SigningKey.load(private))
+    scope: dict[str, object] = {
+        "type": "http",
+        "scheme": "https",
+        "headers": [(b"host", b"agent.example")],
+    }
+    _, _, body = published.response(scope, {"host": "agent.example"})
+    served = msgspec.json.decode(body)
+    assert len(served["signatures"]) == 2  # (1.0's, then the 0.3 SDK's)
+    verify_card(served, public)
+    (tmp_path / "card.json").write_bytes(body)
+    checked = subprocess.run(
+        [sys.executable, "-c", VERIFY_V03, str(tmp_path / "card.json"), str(public)],
+        env=v03_env(a2a_v03_sdk),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout.strip() == "InvalidSignaturesError"  # (and a changed card fails)
