@@ -37,8 +37,8 @@ from tests.serving import card_served, free_port
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(180)]
 
-# What no server here offers: a signed card, a required extension; all of them declare
-# streaming.
+# What no server here offers: a signed card, a required extension (interlink's server
+# offers both in test_a2a_check_offers.py); all of them declare streaming.
 NOT_OFFERED = {
     "card.signature": "SKIP",
     "card.signature_valid": "SKIP",

@@ -267,11 +267,14 @@ async def _key(ctx: Ctx, header: Json) -> Json:
 
 
 async def card_signature_valid(ctx: Ctx) -> str:
+    """Each signature against the keys given (`--verify-key`, `--jwks`), else against
+    the key its header names: a key that does not verify it is a FAIL."""
     verified, unverifiable = [], []
+    given = ctx.options.trusted_keys
     for sig, header in _signatures(ctx):
         try:
-            key = await _key(ctx, header)
-            verify_signature(sig, ctx.card, TrustedKeys.load(key))
+            keys = given if given is not None else TrustedKeys.load(await _key(ctx, header))
+            verify_signature(sig, ctx.card, keys)
         except CardSignatureError as exc:
             if exc.reason in ("invalid", "malformed"):
                 raise Fail(str(exc)) from None

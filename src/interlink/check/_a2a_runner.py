@@ -23,7 +23,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import httpx
 
@@ -31,6 +31,9 @@ from interlink.check._a2a_bindings import JSONRPC, Binding
 from interlink.check._a2a_wire import A2A_VERSION, Json, Refused, Reply, Webhook, Wire
 from interlink.check._cases import Cases, Entry, Fail, Registry, Skip, run_case
 from interlink.check._report import Outcome, Report, Result
+
+if TYPE_CHECKING:
+    from interlink.a2a import TrustedKeys
 
 __all__ = [
     "CASES",
@@ -68,6 +71,9 @@ class Options:
     slow_prompt: str | None = None
     jobs: int = 4
     only: Sequence[str] = ()
+    trusted_keys: TrustedKeys | None = None
+    """The keys card signatures are verified with (`--verify-key`, `--jwks`); None:
+    each signature's own `jwk` or `jku`."""
 
 
 def _cite(section: str) -> str:

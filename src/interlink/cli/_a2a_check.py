@@ -2,16 +2,21 @@
 
 Fetches the agent card at URL's origin, checks it, then checks each interface it declares
 (JSON-RPC, HTTP+JSON, gRPC) in its own wire form and prints the report (text,
-`--json`, `--junit FILE`). Only URL's origin and loopback are contacted. Exit status: 0
+`--json`, `--junit FILE`). Only URL's origin and loopback are contacted (and a `--jwks`
+URL, given by hand). Exit status: 0
 when no MUST case failed (`--strict`: no SHOULD either), 1 otherwise, 2 for bad usage.
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from interlink.cli._check_report import add_report_options, check_options, list_cases, write_report
-from interlink.cli._parser import Commands, subcommand, usage
+from interlink.cli._parser import Commands, repeatable, subcommand, usage
+
+if TYPE_CHECKING:
+    from interlink.a2a import TrustedKeys
 
 __all__ = ["add_parser", "run"]
 
@@ -49,6 +54,19 @@ def add_parser(commands: Commands) -> None:
         metavar="TEXT",
         help="a message whose task works a few seconds (enables cancel and subscribe cases)",
     )
+    repeatable(
+        check,
+        "--verify-key",
+        "FILE",
+        "verify the card's signatures with this key (PEM public key, JWK or JWK set) "
+        "instead of the key their header names",
+    )
+    repeatable(
+        check,
+        "--jwks",
+        "FILE_OR_URL",
+        "verify the card's signatures with this JWK set (a file, or an http(s) URL)",
+    )
     add_report_options(check, timeout_help="each request, seconds (10)")
 
 
@@ -57,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
 
     import httpx
 
+    from interlink.a2a import CardError
     from interlink.check import a2a_checker as checker
     from interlink.check import selected
 
@@ -73,8 +92,22 @@ def run(args: argparse.Namespace) -> int:
         return usage(_PROG, f"not an http(s) URL: {args.url!r}")
     if args.jobs < 1 or args.timeout <= 0:
         return usage(_PROG, "--jobs and --timeout must be positive")
-    options = check_options(checker.Options, args, url=str(url))
+    try:
+        keys = asyncio.run(_trusted_keys(args))
+    except (ValueError, CardError, httpx.HTTPError) as exc:
+        return usage(_PROG, str(exc))
+    options = check_options(checker.Options, args, url=str(url), trusted_keys=keys)
     if not any(selected(e.case, args.only) for e in cases):
         return usage(_PROG, f"--only {' '.join(args.only)} selects no case (see --list)")
     report = asyncio.run(checker.run_check(options))
     return write_report(report, args)
+
+
+async def _trusted_keys(args: argparse.Namespace) -> TrustedKeys | None:
+    """The keys of `--verify-key` and `--jwks`, read as `interlink a2a card` reads them."""
+    import httpx
+
+    from interlink.cli._a2a_client import _trusted_keys as read
+
+    async with httpx.AsyncClient(timeout=args.timeout) as http:
+        return await read(args, http)
