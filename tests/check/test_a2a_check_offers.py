@@ -96,3 +96,18 @@ def test_a_required_extension_not_activated_is_refused_on_each_binding() -> None
         assert EXTENSION in case(report, id)["detail"]
         assert "(-32008)" in case(report, id)["detail"]
     assert status == 0
+
+
+def test_an_agent_requiring_an_extension_is_judged_with_it_activated() -> None:
+    """The checker activates the card's required extensions on every request but the
+    one that checks the refusal, so the rest of the run judges the agent itself, not
+    -32008 everywhere: the same verdicts as the example agent without the extension."""
+    target = "tests/check/a2a_extension_app.py:app"
+    with serving(target, "--store", "memory:") as (url, _):
+        status, report = check(url, "--input-prompt", "ask", "--slow-prompt", "slow 3")
+    must = [c for c in report["cases"] if c["outcome"] == "FAIL" and c["level"] == "MUST"]
+    assert must == [], details(report)
+    assert case(report, "extensions.required")["outcome"] == "PASS"
+    assert case(report, "rest.extensions.required")["outcome"] == "PASS"
+    assert case(report, "send.result")["outcome"] == "PASS", details(report)
+    assert status == 0

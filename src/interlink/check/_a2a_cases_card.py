@@ -25,7 +25,7 @@ from interlink.check._a2a_bindings import (
     contactable,
     make_binding,
 )
-from interlink.check._a2a_runner import Ctx
+from interlink.check._a2a_runner import Ctx, required_extensions
 from interlink.check._a2a_wire import Json, Refused
 from interlink.check._cases import MAY, MUST, SHOULD, Cases, Fail, Skip
 
@@ -51,6 +51,7 @@ async def probe(ctx: Ctx) -> None:
             ctx.card_problem = f"GET {ctx.card_url}: {ctx.card_reply.describe()}"
         else:
             ctx.card = ctx.card_reply.body
+            ctx.wire.activate = ", ".join(required_extensions(ctx.card))
     if not ctx.card_problem:
         ctx.bindings = {name: _choose(ctx, name) for name in BINDINGS}
 

@@ -10,8 +10,8 @@ import httpx
 from interlink.a2a import ValidationError, decode
 from interlink.a2a import types as t
 from interlink.check._a2a_cases_card import UNKNOWN_TASK, interfaces
-from interlink.check._a2a_runner import Ctx, expect_code, text
-from interlink.check._a2a_wire import Json, Reply
+from interlink.check._a2a_runner import Ctx, expect_code, message, required_extensions, text
+from interlink.check._a2a_wire import Reply
 from interlink.check._cases import MAY, MUST, SHOULD, Cases, Fail, Skip
 
 __all__: list[str] = []
@@ -61,22 +61,17 @@ async def version_query(ctx: Ctx) -> str:
 # -- extensions ------------------------------------------------------------------------
 
 
-def _extensions(ctx: Ctx) -> list[Json]:
-    caps = ctx.card.get("capabilities")
-    found = caps.get("extensions") if isinstance(caps, dict) else None
-    return [e for e in found if isinstance(e, dict)] if isinstance(found, list) else []
-
-
 async def extensions_required(ctx: Ctx) -> str:
-    required = [str(e.get("uri")) for e in _extensions(ctx) if e.get("required") is True]
+    required = required_extensions(ctx.card)
     if not required:
         raise Skip("the card declares no required extension")
-    reply = await ctx.send(ctx.options.prompt)
+    params = {"message": message(ctx.options.prompt)}
+    reply = await ctx.call("SendMessage", params, headers={"A2A-Extensions": ""})
     return expect_code(reply, -32008, "ExtensionSupportRequiredError") + f" ({required[0]})"
 
 
 async def extensions_unknown(ctx: Ctx) -> str:
-    if any(e.get("required") is True for e in _extensions(ctx)):
+    if required_extensions(ctx.card):
         raise Skip("the card declares a required extension")
     task = await ctx.completed_task()
     headers = {"A2A-Extensions": "https://a2a-check.invalid/extensions/unknown/v1"}

@@ -132,6 +132,11 @@ class Grpc:
         )
         wire.closers.append(self.close)
 
+    def _metadata(
+        self, version: str | None, headers: Mapping[str, str] | None
+    ) -> list[tuple[str, str]]:
+        return _metadata(version, self.wire.with_extensions(dict(headers or {})))
+
     async def close(self) -> None:
         await self.channel.close()
 
@@ -156,7 +161,9 @@ class Grpc:
         )
         try:
             response = await stub(
-                request, metadata=_metadata(version, headers), timeout=self.wire.timeout
+                request,
+                metadata=self._metadata(version, headers),
+                timeout=self.wire.timeout,
             )
         except grpc.aio.AioRpcError as exc:
             if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
@@ -177,7 +184,7 @@ class Grpc:
         stub = self.channel.unary_stream(
             path, request_serializer=_serialize, response_deserializer=answer.FromString
         )
-        call = stub(request, metadata=_metadata(A2A_VERSION, headers))
+        call = stub(request, metadata=self._metadata(A2A_VERSION, headers))
         events = GrpcEvents("application/grpc", timeout=self.wire.timeout, _call=call)
         try:
             try:  # the first message, or the error that refuses the call

@@ -110,6 +110,13 @@ def objects(obj: Json, key: str) -> list[Json]:
     return [x for x in value if isinstance(x, dict)] if isinstance(value, list) else []
 
 
+def required_extensions(card: Json) -> list[str]:
+    """The URIs of the extensions the card marks `required`."""
+    caps = card.get("capabilities")
+    found = objects(caps, "extensions") if isinstance(caps, dict) else []
+    return [str(e.get("uri")) for e in found if e.get("required") is True]
+
+
 def state_of(task: object) -> str:
     status = task.get("status") if isinstance(task, dict) else None
     state = status.get("state") if isinstance(status, dict) else None

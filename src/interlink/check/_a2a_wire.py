@@ -207,6 +207,9 @@ class Wire:
         self.origin = origin
         self.timeout = timeout
         self.closers: list[Callable[[], Awaitable[None]]] = []  # (other bindings' channels)
+        #: the card's required extensions, activated on every request whose case does not
+        #: set `A2A-Extensions` itself (so an agent that requires one can be checked)
+        self.activate = ""
         self._ids = itertools.count(1)
         self.http = httpx.AsyncClient(
             timeout=httpx.Timeout(timeout),
@@ -250,8 +253,11 @@ class Wire:
         return b"".join(chunks)
 
     async def get(self, url: str, headers: Mapping[str, str] | None = None) -> Reply:
+        """A GET as a 1.0 client sends it (`A2A-Version: 1.0`: a server that negotiates
+        its card on the version serves the 1.0 card, whose signatures cover it)."""
         self._check(url)
-        async with self.http.stream("GET", url, headers=headers) as response:
+        sent = {"A2A-Version": A2A_VERSION, **(headers or {})}
+        async with self.http.stream("GET", url, headers=sent) as response:
             raw = await self._read(response)
         return _parse(response.status_code, response.headers, raw)
 
@@ -262,7 +268,17 @@ class Wire:
         headers = {"Content-Type": "application/json"}
         if version is not None:
             headers["A2A-Version"] = version
-        headers.update(extra or {})
+        return self.with_extensions({**headers, **(extra or {})})
+
+    def with_extensions(self, headers: dict[str, str]) -> dict[str, str]:
+        """`headers` with `A2A-Extensions: <the required ones>` unless they name the header
+        (an empty value: the case sends none)."""
+        named = {k.lower(): k for k in headers}
+        if "a2a-extensions" not in named:
+            if self.activate:
+                headers["A2A-Extensions"] = self.activate
+        elif not headers[named["a2a-extensions"]]:
+            del headers[named["a2a-extensions"]]
         return headers
 
     async def post(
