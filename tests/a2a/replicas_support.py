@@ -24,6 +24,7 @@ from typing import Any
 import asyncpg
 import httpx
 
+from interlink.a2a import KEEPALIVE_EXPIRY
 from tests.serving import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -291,7 +292,11 @@ class Cluster:
             args = ["a2a", "serve", AGENT, "--port", str(port), "--store", self.store]
             args += ["--lease-ttl", str(lease_ttl), "--log-level", "warning", *extra]
             proc = await start_process(*args, log=log)
-            limits = httpx.Limits(max_connections=400, max_keepalive_connections=100)
+            limits = httpx.Limits(
+                max_connections=400,
+                max_keepalive_connections=100,
+                keepalive_expiry=KEEPALIVE_EXPIRY,
+            )
             client = httpx.AsyncClient(timeout=httpx.Timeout(30), limits=limits)
             replica = Replica(name, port, proc, log, client)
             self.replicas.append(replica)

@@ -57,6 +57,7 @@ from interlink.a2a._lifecycle import ACTIVE as ACTIVE_STATES
 from interlink.a2a._lifecycle import INTERRUPTED as INTERRUPTED_STATES
 from interlink.a2a._lifecycle import TERMINAL as TERMINAL_STATES
 from interlink.a2a.client._client import A2AClient, Reconnect, StreamEvent, StreamPayload
+from interlink.a2a.client._http import KEEPALIVE_EXPIRY, http_client
 from interlink.a2a.client._negotiate import (
     Candidate,
     Negotiation,
@@ -132,6 +133,8 @@ __all__ = [
     "A2AClient",
     "CardError",
     "InvalidAgentURL",
+    "KEEPALIVE_EXPIRY",
+    "http_client",
     # picking an interface, and the transports behind the client
     "Candidate",
     "Negotiation",

@@ -105,9 +105,8 @@ def run(args: argparse.Namespace) -> int:
 
 async def _trusted_keys(args: argparse.Namespace) -> TrustedKeys | None:
     """The keys of `--verify-key` and `--jwks`, read as `interlink a2a card` reads them."""
-    import httpx
-
+    from interlink.a2a import http_client
     from interlink.cli._a2a_client import _trusted_keys as read
 
-    async with httpx.AsyncClient(timeout=args.timeout) as http:
+    async with http_client(args.timeout, args.timeout) as http:
         return await read(args, http)

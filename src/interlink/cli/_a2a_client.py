@@ -251,15 +251,19 @@ def _fail(message: str, code: int) -> int:
 
 
 async def _main(args: argparse.Namespace) -> int:
-    import httpx
-
-    from interlink.a2a import A2AClient, NoInterfaceAnswered, NoUsableInterface, fetch_card
+    from interlink.a2a import (
+        A2AClient,
+        NoInterfaceAnswered,
+        NoUsableInterface,
+        fetch_card,
+        http_client,
+    )
     from interlink.a2a import types as t
 
     bearer = args.bearer or os.environ.get("INTERLINK_A2A_BEARER") or None
     api_key = args.api_key or os.environ.get("INTERLINK_A2A_API_KEY") or None
     connect = connect_timeout(args.timeout)
-    async with httpx.AsyncClient(timeout=httpx.Timeout(args.timeout, connect=connect)) as http:
+    async with http_client(args.timeout, connect) as http:
         card, card_url = await fetch_card(args.url, client=http)
         schemes = card.security_schemes.values()
         if api_key and not any(

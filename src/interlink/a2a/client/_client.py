@@ -87,6 +87,7 @@ from interlink.a2a._types import (
     TaskState,
     TaskStatusUpdateEvent,
 )
+from interlink.a2a.client._http import http_client
 from interlink.a2a.client._negotiate import (
     Negotiation,
     NoInterfaceAnswered,
@@ -304,7 +305,7 @@ class A2AClient:
         answers first (see `from_card`). With `trusted_keys`, a card (and extended card)
         that no trusted key signed is refused: `CardSignatureError`, saying why."""
         own = client is None
-        http = client or httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=connect_timeout))
+        http = client or http_client(timeout, connect_timeout)
         try:
             card, card_url = await fetch_card(url, client=http, headers=card_headers)
             self = await cls.from_card(

@@ -23,7 +23,22 @@ from interlink.a2a.client._sse import SSEEvent, SSEParser, read_events
 from interlink.a2a.client._transport import StreamHints, TransportConfig
 from interlink.jsonrpc import RpcError
 
-__all__ = ["HttpDialect", "HttpTransport", "header_bytes"]
+__all__ = ["KEEPALIVE_EXPIRY", "HttpDialect", "HttpTransport", "header_bytes", "http_client"]
+
+KEEPALIVE_EXPIRY = 2.0
+"""Seconds an idle pooled connection is kept for reuse. Below the idle close of the
+servers agents run on (uvicorn and Node's http both close after 5 s, httpx's own default):
+at 5 against 5, a request sent as the server closes its end fails with a `ReadError`."""
+
+
+def http_client(timeout: float, connect_timeout: float) -> httpx.AsyncClient:
+    """The httpx client the A2A client opens when it is given none: `timeout` for every
+    step (`connect_timeout` for the connect), idle connections dropped after
+    `KEEPALIVE_EXPIRY`."""
+    return httpx.AsyncClient(
+        timeout=httpx.Timeout(timeout, connect=connect_timeout),
+        limits=httpx.Limits(keepalive_expiry=KEEPALIVE_EXPIRY),
+    )
 
 
 class HttpDialect(Protocol):
@@ -68,9 +83,7 @@ class HttpTransport(Generic[D]):
         self.activated_extensions: frozenset[str] = frozenset()
         self._headers = {**self.headers, **config.service_params()}
         self._own = http is None
-        self._http = http or httpx.AsyncClient(
-            timeout=httpx.Timeout(config.timeout, connect=config.connect_timeout)
-        )
+        self._http = http or http_client(config.timeout, config.connect_timeout)
         self._stream_timeout = httpx.Timeout(
             config.timeout, connect=config.connect_timeout, read=None
         )
