@@ -285,3 +285,47 @@ async def test_authentication_and_owners(bound: Bound) -> None:
     hidden = await failure(driver, "GetTask", {"id": made["id"]}, **bob)
     assert hidden.reason == "TASK_NOT_FOUND"  # not visible looks like not found
     assert ids(await driver.call("ListTasks", {}, bob)) == []
+
+
+def info_metadata(failure: Failure) -> Json:
+    """The metadata of the error's `ErrorInfo`."""
+    for detail in failure.details:
+        if isinstance(detail, dict) and detail.get("@type", "").endswith("google.rpc.ErrorInfo"):
+            found = detail.get("metadata", {})
+            assert isinstance(found, dict), detail
+            return found
+    raise AssertionError(f"no ErrorInfo in {failure.details}")
+
+
+async def test_media_types_the_card_does_not_list_are_refused(bound: Bound) -> None:
+    """§13.4: a part of a type the card does not take is -32005 naming the part; so is a
+    send whose acceptedOutputModes the agent produces none of (a2a.proto). Wildcards,
+    parameters and case are judged as media types are; a skill's modes widen the card's."""
+    picture = t.AgentSkill(
+        id="look", name="Look", description="Looks.", tags=["t"], input_modes=["image/*"]
+    )
+    driver = await bound(create_app(Scripted(), msgspec.structs.replace(card(), skills=[picture])))
+    sent = message("echo hi")
+    pdf = {"raw": "YQ==", "mediaType": "application/pdf", "filename": "a.pdf"}
+    sent["message"]["parts"].append(pdf)  # type: ignore[index]
+    refused = await failure(driver, "SendMessage", sent)
+    assert (refused.reason, refused.status) == ("CONTENT_TYPE_NOT_SUPPORTED", "INVALID_ARGUMENT")
+    assert "message.parts[1] is application/pdf" in refused.message
+    assert info_metadata(refused) == {"part": "1", "mediaType": "application/pdf"}
+    data = message("echo hi")
+    data["message"]["parts"] = [{"data": {"a": 1}}]  # type: ignore[index]
+    assert (await failure(driver, "SendMessage", data)).reason == "CONTENT_TYPE_NOT_SUPPORTED"
+
+    taken = message("echo hi")
+    png = {"raw": "YQ==", "mediaType": "Image/PNG; q=1", "filename": "a.png"}
+    taken["message"]["parts"].append(png)  # type: ignore[index]
+    assert state(task_of(await driver.call("SendMessage", taken))) == "TASK_STATE_COMPLETED"
+
+    json_only = {"acceptedOutputModes": ["application/json"]}
+    asks_json = message("echo hi") | {"configuration": json_only}
+    unproducible = await failure(driver, "SendMessage", asks_json)
+    assert unproducible.reason == "CONTENT_TYPE_NOT_SUPPORTED"
+    assert "produces only text/plain" in unproducible.message
+    asks_text = message("echo hi") | {"configuration": {"acceptedOutputModes": ["text/*"]}}
+    assert state(task_of(await driver.call("SendMessage", asks_text))) == "TASK_STATE_COMPLETED"
+    assert len(items(await driver.call("ListTasks", {}), "tasks")) == 2  # none for the refused

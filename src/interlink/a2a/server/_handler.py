@@ -64,6 +64,7 @@ from interlink.a2a.server._executor import (
     TaskUpdater,
     new_id,
 )
+from interlink.a2a.server._media import MediaModes
 from interlink.a2a.server._push import PushDelivery, check_url
 from interlink.a2a.server._replicas import Replicas, ServerMember, SharedStore
 from interlink.a2a.server._runtime import (
@@ -136,6 +137,8 @@ class A2AServer:
         #: an executor's exception text reaches the client (default: the log only)
         self.expose_errors = expose_errors
         self.card = card
+        #: the media types the card takes and produces, checked on every send
+        self.media = MediaModes(card)
         self.store = store
         self.extended_card = extended_card
         self.authorize = authorize
@@ -352,6 +355,7 @@ class A2AServer:
             ("message.messageId", message.message_id), ("message.contextId", message.context_id)
         )
         configuration = params.configuration
+        self.media.check(message, configuration.accepted_output_modes if configuration else ())
         inline = history = None
         if configuration is not None:
             history = _history_length(configuration.history_length, "configuration.historyLength")
