@@ -3,20 +3,22 @@
 Each test runs one client peer (``peers/py_client.py`` on ``a2a-sdk``,
 ``peers/js_client.mjs`` on ``@a2a-js/sdk``) against ``interlink a2a serve
 examples/a2a_agent.py:app`` and checks what the SDK observed, once over each binding the
-server serves (JSON-RPC, HTTP+JSON: the SDK's client is allowed that one only, and takes the
-card's interface for it). Objects are ProtoJSON as the SDKs re-serialize them, so fields
-holding a proto default (``""``, ``false``, ``0``, ``[]``) are absent; SDK errors are
-``{"name", "code", "message"}`` with the JSON-RPC code the SDK surfaced (none from the JS
-SDK over HTTP+JSON: its ``reason`` then).
+server serves (JSON-RPC, HTTP+JSON, gRPC with ``--grpc-port``: the SDK's client is allowed
+that one only, and takes the card's interface for it). Objects are ProtoJSON as the SDKs
+re-serialize them, so fields holding a proto default (``""``, ``false``, ``0``, ``[]``) are
+absent; SDK errors are ``{"name", "code", "message"}`` with the JSON-RPC code the SDK
+surfaced (none from the JS SDK over HTTP+JSON or gRPC: its ``reason`` then, and over gRPC
+the call's ``grpcStatus`` too).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import grpc
 import pytest
 
-from interlink.a2a._errors import A2AError
+from interlink.a2a._errors import A2AError, status_of
 from interlink.a2a._routes import find
 from tests.interop.a2a.conftest import A2AServer, PeerKind, run_peer
 
@@ -37,12 +39,13 @@ ACTIVE = {"TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"}
         ("py", "HTTP+JSON"),
         ("js", "HTTP+JSON"),
         ("py", "GRPC"),
+        ("js", "GRPC"),
     ],
-    ids=["py-sdk", "js-sdk", "py-sdk-rest", "js-sdk-rest", "py-sdk-grpc"],
+    ids=["py-sdk", "js-sdk", "py-sdk-rest", "js-sdk-rest", "py-sdk-grpc", "js-sdk-grpc"],
 )
 def sdk(request: pytest.FixtureRequest) -> tuple[PeerKind, str]:
-    """The client peer and the binding it speaks (the Python SDK's gRPC client talks to
-    the gRPC interface that ``--grpc-port`` adds to the card)."""
+    """The client peer and the binding it speaks (the SDKs' gRPC clients talk to the gRPC
+    interface that ``--grpc-port`` adds to the card)."""
     kind: PeerKind = request.getfixturevalue(f"a2a_{request.param[0]}_sdk")
     return kind, request.param[1]
 
@@ -124,8 +127,8 @@ def state(task: Json) -> str:
     return value
 
 
-#: the ErrorInfo reason of each A2A error code (the JS SDK's HTTP+JSON errors carry
-#: the reason, not a code)
+#: the ErrorInfo reason of each A2A error code (the JS SDK's HTTP+JSON and gRPC errors
+#: carry the reason, not a code)
 REASONS = {cls.CODE: cls.REASON for cls in A2AError.__subclasses__()}
 
 
@@ -136,6 +139,8 @@ def error(answer: Json, name: str, code: int) -> None:
         assert answer["error"]["reason"] == REASONS[code], answer
     else:
         assert answer["error"]["code"] == code, answer
+    if "grpcStatus" in answer["error"]:  # §5.4: the gRPC status of the code
+        assert answer["error"]["grpcStatus"] == grpc.StatusCode[status_of(code)[0]].value[0], answer
 
 
 def result(answer: Json) -> Json:

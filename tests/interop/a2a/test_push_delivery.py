@@ -1,9 +1,6 @@
-"""Push delivery to a webhook on 127.0.0.1, through both official clients.
-
-NOT COLLECTED YET (the name does not match test_*.py): `interlink a2a serve` has no
-`--push-allow` flag and no push delivery yet. Once it has, rename this file to
-`test_push_delivery.py`. The peers' `push-delivery` scenario is ready.
-"""
+"""Push delivery to a webhook on 127.0.0.1, through both official clients, over JSON-RPC
+and gRPC: the configs are created by the client (``push-delivery``), the server
+(``--push-allow 127.0.0.1``) POSTs the task's events to the webhook."""
 
 from __future__ import annotations
 
@@ -29,14 +26,18 @@ MEMBERS = {"task", "message", "statusUpdate", "artifactUpdate"}
 
 @pytest.fixture(scope="module")
 def a2a_push_server() -> Iterator[A2AServer]:
-    with serve(["--push-allow", "127.0.0.1"]) as server:
+    with serve(["--push-allow", "127.0.0.1"], grpc=True) as server:
         yield server
 
 
-@pytest.fixture(params=["py", "js"], ids=["py-sdk", "js-sdk"])
-def sdk(request: pytest.FixtureRequest) -> PeerKind:
-    kind: PeerKind = request.getfixturevalue(f"a2a_{request.param}_sdk")
-    return kind
+@pytest.fixture(
+    params=[("py", "JSONRPC"), ("js", "JSONRPC"), ("py", "GRPC"), ("js", "GRPC")],
+    ids=["py-sdk", "js-sdk", "py-sdk-grpc", "js-sdk-grpc"],
+)
+def sdk(request: pytest.FixtureRequest) -> tuple[PeerKind, str]:
+    """The client peer and the binding it speaks."""
+    kind: PeerKind = request.getfixturevalue(f"a2a_{request.param[0]}_sdk")
+    return kind, request.param[1]
 
 
 def task_id_of(body: Any) -> str | None:
@@ -58,9 +59,13 @@ def completed(deliveries: list[Delivery], task_id: str) -> bool:
     )
 
 
-def test_push_delivery(sdk: PeerKind, a2a_push_server: A2AServer, webhook: WebhookReceiver) -> None:
-    out = run_peer(sdk, a2a_push_server, "push-delivery", ["--webhook", webhook.url])
-    check_requests(out, a2a_push_server, "JSONRPC")
+def test_push_delivery(
+    sdk: tuple[PeerKind, str], a2a_push_server: A2AServer, webhook: WebhookReceiver
+) -> None:
+    kind, binding = sdk
+    args = ["--webhook", webhook.url, "--binding", binding]
+    out = run_peer(kind, a2a_push_server, "push-delivery", args)
+    check_requests(out, a2a_push_server, binding)
     created_id = out["started"]["id"]
     inline_id = out["inline"]["task"]["id"]
     assert out["created"]["result"]["taskId"] == created_id

@@ -8,11 +8,17 @@
 // `A2A-Version`). Exit 0 on success (also when a step got an A2A error: it is recorded);
 // non-zero with a message on stderr on anything else (timeout, transport failure, usage).
 //
+// With `--binding GRPC` the SDK's client talks to the card's gRPC interface instead
+// (`@a2a-js/sdk/client/grpc`, a plain-text channel, its default); a grpc-js client
+// interceptor, passed through the factory's `grpcCallOptions`, records each call it makes
+// as {"grpc": rpc, "a2aVersion"} from its metadata.
+//
 // Usage: node js_client.mjs URL SCENARIO [--webhook URL] [--step-timeout SECONDS]
-//        [--binding JSONRPC|HTTP+JSON]
+//        [--binding JSONRPC|HTTP+JSON|GRPC]
 // (the one transport the client factory gets: the card's interface of that binding is used)
 
 import { randomUUID } from 'node:crypto';
+import { InterceptingCall } from '@grpc/grpc-js';
 import {
   AgentCard,
   CancelTaskRequest,
@@ -36,6 +42,7 @@ import {
   JsonRpcTransportFactory,
   RestTransportFactory,
 } from '@a2a-js/sdk/client';
+import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { A2AError } from '@a2a-js/sdk/errors';
 
 const SCENARIOS = [
@@ -46,6 +53,7 @@ const SCENARIOS = [
 // public-looking so an SSRF policy accepts it.
 const CRUD_WEBHOOK = 'https://webhook.example.com/a2a';
 const TERMINAL = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED']);
+const BINDINGS = ['JSONRPC', 'HTTP+JSON', 'GRPC'];
 
 class PeerFailure extends Error {}
 
@@ -64,8 +72,8 @@ function parseArgs(argv) {
     throw new PeerFailure(`usage: js_client.mjs URL {${SCENARIOS.join('|')}} [--webhook URL]`);
   }
   if (!(opts.stepTimeout > 0)) throw new PeerFailure('--step-timeout must be > 0');
-  if (!['JSONRPC', 'HTTP+JSON'].includes(opts.binding)) {
-    throw new PeerFailure('--binding must be JSONRPC or HTTP+JSON');
+  if (!BINDINGS.includes(opts.binding)) {
+    throw new PeerFailure(`--binding must be one of ${BINDINGS.join(', ')}`);
   }
   return { url: positional[0], scenario: positional[1], ...opts };
 }
@@ -78,8 +86,11 @@ function a2aError(exc) {
 }
 
 function errorJson(err) {
-  // (an error of the HTTP+JSON transport has no JSON-RPC code: its reason names it)
-  return { name: err.name, code: err.envelopeCode ?? null, reason: err.reason, message: err.message };
+  // (an error of the HTTP+JSON or gRPC transport has no JSON-RPC code: its reason names it;
+  // one of the gRPC transport also has the call's status code)
+  const json = { name: err.name, code: err.envelopeCode ?? null, reason: err.reason, message: err.message };
+  if (err.transport === 'grpc') json.grpcStatus = err.status;
+  return json;
 }
 
 /** A Message | Task result of sendMessage as a SendMessageResponse-shaped object. */
@@ -95,12 +106,15 @@ class Peer {
     this.requests = [];
     const fetchImpl = (input, init) => this.record(input, init);
     this.resolver = new DefaultAgentCardResolver({ fetchImpl });
+    const transports = {
+      JSONRPC: () => new JsonRpcTransportFactory({ fetchImpl }),
+      'HTTP+JSON': () => new RestTransportFactory({ fetchImpl }),
+      GRPC: () => new GrpcTransportFactory({
+        grpcCallOptions: { interceptors: [(options, nextCall) => this.recordGrpc(options, nextCall)] },
+      }),
+    };
     this.factory = new ClientFactory({
-      transports: [
-        binding === 'HTTP+JSON'
-          ? new RestTransportFactory({ fetchImpl })
-          : new JsonRpcTransportFactory({ fetchImpl }),
-      ],
+      transports: [transports[binding]()],
       cardResolver: this.resolver,
     });
     this.card = null;
@@ -126,6 +140,18 @@ class Peer {
       a2aVersion: headers.get('A2A-Version'),
     });
     return fetch(input, init);
+  }
+
+  /** A grpc-js client interceptor: record the rpc and its `a2a-version` metadata. */
+  recordGrpc(options, nextCall) {
+    const rpc = options.method_definition.path.split('/').pop();
+    return new InterceptingCall(nextCall(options), {
+      start: (metadata, listener, next) => {
+        const [version] = metadata.get('a2a-version');
+        this.requests.push({ grpc: rpc, a2aVersion: version === undefined ? null : String(version) });
+        next(metadata, listener);
+      },
+    });
   }
 
   options() {
