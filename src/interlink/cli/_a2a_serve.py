@@ -204,6 +204,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         app = load_object(args.target, A2AApp, "an interlink.a2a app (create_app)")
         assert isinstance(app, A2AApp)
+        key = None if args.sign_key is None else SigningKey.load(args.sign_key)
         store, store_url = use_store(app, args.store, args.push_allow)
         if args.lease_ttl is not None and not isinstance(store, SharedStore):
             raise ValueError("--lease-ttl: for a PostgreSQL store (replicas) only")
@@ -211,8 +212,8 @@ def run(args: argparse.Namespace) -> int:
             app.server.lease_ttl = args.lease_ttl
         if args.retention is not None:
             app.server.retention = args.retention
-        if args.sign_key is not None:
-            app.sign_cards(SigningKey.load(args.sign_key))
+        if key is not None:
+            app.sign_cards(key)
     except (AgentLoadError, StoreError, ValueError, CardSignatureError) as exc:
         print(f"interlink a2a serve: {exc}", file=sys.stderr)
         return 2
