@@ -190,7 +190,8 @@ def add_acp_parser(commands: Commands) -> None:
         "Serve the A2A agent at URL as an ACP agent on stdin/stdout: each ACP session is an "
         "A2A context, each prompt a message to it (streamed), artifacts the agent's message "
         "chunks, its questions the end of a turn (the next prompt answers) or, when it asks "
-        "permission as `bridge a2a` does, a permission request to the editor.",
+        "permission as `bridge a2a` does, a permission request to the editor; where the "
+        "agent lists its tasks, session/list and session/load show its contexts again.",
     )
     bridge.add_argument("url", metavar="URL", help="the A2A agent's base URL (where its card is)")
     bridge.add_argument("--bearer", metavar="TOKEN", help="send Authorization: Bearer TOKEN")
