@@ -22,6 +22,8 @@ from interlink.bridge import (
 )
 from interlink.bridge._content import acp_json
 from interlink.bridge._history import replay, session_infos
+from interlink.bridge._pool import describe
+from interlink.jsonrpc import RpcError
 
 ALL = s.PromptCapabilities(image=True, audio=True, embedded_context=True)
 
@@ -221,3 +223,15 @@ def test_a_task_replays_as_its_turn_was_told() -> None:
         s.AgentMessageChunk(content=text(text="partial")),
         s.AgentMessageChunk(content=text(text="it broke")),  # (failed: the reason is said)
     ]
+
+
+def test_an_agents_error_is_told_with_the_detail_its_data_gives() -> None:
+    closed = RpcError("Internal error", {"details": "Query closed"}, code=-32603)
+    assert describe(closed) == "the agent answered -32603: Internal error (Query closed)"
+    assert describe(RpcError("Auth required", code=-32000)) == (
+        "the agent answered -32000: Auth required"
+    )
+    assert describe(RpcError("Bad", "why not", code=-32602)) == (
+        "the agent answered -32602: Bad (why not)"
+    )
+    assert describe(RpcError("Bad", {"n": 1}, code=-32602)) == "the agent answered -32602: Bad"

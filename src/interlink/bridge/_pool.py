@@ -243,11 +243,20 @@ class Pool(Generic[T]):
         return member
 
 
+_DETAILS = ("details", "detail", "message", "reason")  # (where agents put theirs)
+
+
 def describe(exc: BaseException) -> str:
-    """What a client reads of why a turn could not run."""
+    """What a client reads of why a turn could not run: an agent's error with the detail
+    its data gives, if any (`-32603: Internal error` alone says nothing)."""
     if isinstance(exc, RpcError):
-        return f"the agent answered {exc.code}: {exc.message}"
+        data = exc.data
+        if isinstance(data, dict):
+            data = next((data[k] for k in _DETAILS if isinstance(data.get(k), str)), None)
+        detail = f" ({data[:500]})" if isinstance(data, str) and data else ""
+        return f"the agent answered {exc.code}: {exc.message}{detail}"
     return str(exc) or type(exc).__name__
+
 
 
 def _exit_text(returncode: int, stderr_tail: str) -> str:
