@@ -20,16 +20,9 @@ import pytest
 from interlink.a2a import A2AClient
 from interlink.a2a import types as t
 from tests.bridge.conftest import bridge
-from tests.check.test_production_agents import AGENTS
+from tests.check.test_production_agents import AGENTS, OPT_IN
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.interop,
-    pytest.mark.skipif(
-        os.environ.get("INTERLINK_CHECK_PRODUCTION") != "1",
-        reason="heavy: set INTERLINK_CHECK_PRODUCTION=1 after npm ci --prefix tests/check/peers",
-    ),
-]
+pytestmark = [pytest.mark.e2e, pytest.mark.interop, OPT_IN]
 
 #: what each agent's card is named (its `agentInfo.name`)
 NAMES = {
