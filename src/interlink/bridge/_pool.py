@@ -258,7 +258,6 @@ def describe(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-
 def _exit_text(returncode: int, stderr_tail: str) -> str:
     tail = f"; stderr ends with:\n{stderr_tail}" if stderr_tail else ""
     return f"the agent exited with code {returncode}{tail}"
