@@ -7,6 +7,8 @@
 - prompt `think`: a thought, then `ok`;
 - prompt `refuse` / `max`: stop reason `refusal` / `max_tokens`;
 - prompt `die`: says so on stderr and exits with status 3, mid-turn;
+- prompt `pid`: answers its process id;
+- prompt `ask`: asks permission (`yes` or `no`), answers the option picked;
 - prompt `terminal CMD`: runs CMD in a terminal of the client, answers its output;
 - anything else: echoed back in one chunk.
 """
@@ -80,6 +82,20 @@ class TestAgent(Agent):
         elif text == "max":
             await self.client.send_text(sid, "and so on")
             return s.PromptResponse(stop_reason="max_tokens")
+        elif text == "pid":
+            await self.client.send_text(sid, str(os.getpid()))
+        elif text == "ask":
+            answer = await self.client.request_permission(
+                sid,
+                s.ToolCallUpdate(tool_call_id="call_1", title="Do it", kind="other"),
+                [
+                    s.PermissionOption(option_id="yes", name="Yes", kind="allow_once"),
+                    s.PermissionOption(option_id="no", name="No", kind="reject_once"),
+                ],
+            )
+            outcome = answer.outcome
+            picked = outcome.option_id if isinstance(outcome, s.SelectedPermissionOutcome) else ""
+            await self.client.send_text(sid, picked or "cancelled")
         elif text == "die":
             await self.client.send_text(sid, "going")
             print("dying on purpose", file=sys.stderr, flush=True)

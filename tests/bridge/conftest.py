@@ -8,7 +8,7 @@ import contextlib
 import itertools
 import signal
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,9 +45,14 @@ async def connected(
 
 @contextlib.asynccontextmanager
 async def bridge(
-    tmp: Path, agent: Sequence[str], *options: str, store: str = "memory:"
+    tmp: Path,
+    agent: Sequence[str],
+    *options: str,
+    store: str = "memory:",
+    env: Mapping[str, str] | None = None,
 ) -> AsyncIterator[Bridge]:
-    """`interlink bridge a2a --port 0 --store STORE --workspace TMP/ws OPTIONS -- AGENT`."""
+    """`interlink bridge a2a --port 0 --store STORE --workspace TMP/ws OPTIONS -- AGENT`
+    (in `env`, which the agent inherits, when given)."""
     log = tmp / f"bridge-{next(_runs)}.log"
     command = [
         *(sys.executable, "-m", "interlink", "bridge", "a2a", "--port", "0"),
@@ -58,7 +63,7 @@ async def bridge(
     ]
     with log.open("wb") as err:
         proc = await asyncio.create_subprocess_exec(
-            *command, cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=err
+            *command, cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=err, env=env
         )
     assert proc.stdout is not None
     try:

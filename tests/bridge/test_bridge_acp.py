@@ -12,6 +12,7 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from interlink.acp import (
@@ -19,10 +20,12 @@ from interlink.acp import (
     LocalClient,
     Transcript,
     allow_first,
+    content_text,
     reject_first,
     spawn_agent,
 )
 from interlink.acp import schema as s
+from interlink.jsonrpc import RpcError
 from tests.bridge.conftest import EXAMPLE_AGENT, ROOT, START_TIMEOUT, bridge
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(90)]
@@ -147,3 +150,98 @@ async def test_the_round_trip_keeps_text_permission_and_cancel(tmp_path: Path) -
         response, transcript = await cancelled_turn(agent, session, "slow", seen)
         assert response.stop_reason == "cancelled"
         assert transcript.text.startswith("working")
+
+
+class Replay:
+    """The updates of `session/load`s, into a transcript per session."""
+
+    def __init__(self) -> None:
+        self.sessions: dict[str, Transcript] = {}
+
+    async def __call__(self, notification: s.SessionNotification) -> None:
+        self.sessions.setdefault(notification.session_id, Transcript()).add(notification.update)
+
+
+def said_in_turns(transcript: Transcript) -> list[tuple[str, str]]:
+    """Who said what, in order (consecutive chunks joined)."""
+    turns: list[tuple[str, str]] = []
+    for update in transcript.updates:
+        if isinstance(update, s.UserMessageChunk | s.AgentMessageChunk):
+            who = "user" if isinstance(update, s.UserMessageChunk) else "agent"
+            text = content_text(update.content)
+            if turns and turns[-1][0] == who:
+                turns[-1] = (who, turns[-1][1] + text)
+            else:
+                turns.append((who, text))
+    return turns
+
+
+async def test_sessions_are_listed_and_loaded_from_the_agents_tasks(tmp_path: Path) -> None:
+    async with a2a_example(tmp_path) as url:
+        async with (
+            LocalClient(tmp_path) as local,
+            spawn_agent(bridge_acp(url), local) as agent,
+        ):
+            info = await agent.agent.initialize(LocalClient.capabilities())
+            caps = info.agent_capabilities
+            assert isinstance(caps, s.AgentCapabilities)
+            assert caps.load_session is True  # (the agent serves ListTasks)
+            assert isinstance(caps.session_capabilities, s.SessionCapabilities)
+            assert isinstance(caps.session_capabilities.list_, s.SessionListCapabilities)
+            first = (await agent.agent.new_session(tmp_path)).session_id
+            await agent.agent.prompt_transcript(first, "echo hello   there")
+            await agent.agent.prompt_transcript(first, "ask")
+            await agent.agent.prompt_transcript(first, "blue")
+            second = (await agent.agent.new_session(tmp_path)).session_id
+            await agent.agent.prompt_transcript(second, "ask")  # (left asking)
+            listed = await agent.agent.list_sessions()
+            assert [i.session_id for i in listed.sessions] == [second, first]  # newest first
+            assert [i.title for i in listed.sessions] == ["ask", "echo hello there"]
+            assert {i.cwd for i in listed.sessions} == {str(tmp_path)}  # (where they opened)
+            assert all(isinstance(i.updated_at, str) for i in listed.sessions)
+            assert listed.next_cursor is msgspec.UNSET
+            assert (await agent.agent.list_sessions(cwd="/elsewhere")).sessions == []
+        # an editor started again: the sessions are the agent's tasks, loaded again
+        replay = Replay()
+        async with (
+            LocalClient(tmp_path, on_update=replay) as local,
+            spawn_agent(bridge_acp(url), local, cwd=tmp_path) as agent,
+        ):
+            await agent.agent.initialize(LocalClient.capabilities())
+            listed = await agent.agent.list_sessions()
+            assert [i.session_id for i in listed.sessions] == [second, first]
+            assert {i.cwd for i in listed.sessions} == {str(tmp_path)}  # (the bridge's)
+            await agent.agent.load_session(first, tmp_path)
+            told = replay.sessions[first]
+            assert told.user_text == "echo hello   thereaskblue"
+            assert told.text == (
+                "hello   there"
+                "What should I do? Send a follow-up message to this task."  # (it asked)
+                "thanks, you said: blue"
+            )
+            assert told.thoughts == "done"
+            assert said_in_turns(told) == [
+                ("user", "echo hello   there"),
+                ("agent", "hello   there"),
+                ("user", "ask"),
+                ("agent", "What should I do? Send a follow-up message to this task."),
+                ("user", "blue"),
+                ("agent", "thanks, you said: blue"),
+            ]
+            response, transcript = await agent.agent.prompt_transcript(first, "echo again")
+            assert (response.stop_reason, transcript.text) == ("end_turn", "again")
+            # a session loaded while its task asks: the next prompt answers the question
+            await agent.agent.load_session(second, tmp_path)
+            assert replay.sessions[second].text == (
+                "What should I do? Send a follow-up message to this task."
+            )
+            response, transcript = await agent.agent.prompt_transcript(second, "green")
+            assert transcript.text == "thanks, you said: green"
+            listed = await agent.agent.list_sessions()
+            assert [i.session_id for i in listed.sessions] == [second, first]
+            with pytest.raises(RpcError) as unknown:
+                await agent.agent.load_session("no-such-context", tmp_path)
+            assert unknown.value.code == -32002
+            with pytest.raises(RpcError) as bad:
+                await agent.agent.list_sessions(cursor="not ours")
+            assert bad.value.code == -32602

@@ -1,11 +1,15 @@
 """What crosses the bridge, without processes: parts to prompt blocks, content to parts,
-the card, the permission policy and the answers that pick an option."""
+the card, the permission policy and the answers that pick an option; past tasks as the
+sessions `bridge acp` lists and the updates it replays."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
+import msgspec
 import pytest
 
-from interlink.a2a import ContentTypeNotSupported
+from interlink.a2a import ContentTypeNotSupported, new_id
 from interlink.a2a import types as t
 from interlink.acp import schema as s
 from interlink.bridge import (
@@ -16,6 +20,10 @@ from interlink.bridge import (
     prompt_blocks,
     question_parts,
 )
+from interlink.bridge._content import acp_json
+from interlink.bridge._history import replay, session_infos
+from interlink.bridge._pool import describe
+from interlink.jsonrpc import RpcError
 
 ALL = s.PromptCapabilities(image=True, audio=True, embedded_context=True)
 
@@ -157,3 +165,73 @@ def test_a_follow_up_picks_an_option_by_id_number_or_name() -> None:
     assert pick(t.Part(text="no")) == "no"  # (an option id as text)
     assert pick(t.Part(text="perhaps")) is None
     assert pick() is None
+
+
+def _task(task_id: str, context_id: str, state: t.TaskState, *history: t.Message) -> t.Task:
+    when = datetime(2026, 1, 2, 3, 4, int(task_id[-1]), tzinfo=UTC)
+    last = history[-1] if history and history[-1].role == t.Role.ROLE_AGENT else None
+    status = t.TaskStatus(state=state, message=last, timestamp=when)
+    return t.Task(id=task_id, context_id=context_id, status=status, history=list(history))
+
+
+def _message(role: t.Role, *parts: t.Part) -> t.Message:
+    return t.Message(message_id=new_id(), role=role, parts=list(parts))
+
+
+USER, AGENT = t.Role.ROLE_USER, t.Role.ROLE_AGENT
+S = t.TaskState
+
+
+def test_contexts_are_sessions_titled_by_their_first_prompt() -> None:
+    long = "a prompt " * 20
+    tasks = [  # (newest first, as ListTasks gives them)
+        _task("t3", "c1", S.TASK_STATE_COMPLETED, _message(USER, t.Part(text="later"))),
+        _task("t2", "c2", S.TASK_STATE_COMPLETED, _message(USER, t.Part(text=long))),
+        _task("t1", "c1", S.TASK_STATE_COMPLETED, _message(USER, t.Part(text=" first\n one"))),
+    ]
+    infos = session_infos(tasks, {"c2": "/work/c2"}, "/bridge")
+    assert [(i.session_id, i.cwd, i.title) for i in infos] == [
+        ("c1", "/bridge", "first one"),
+        ("c2", "/work/c2", long.strip()[:79] + "…"),
+    ]
+    assert infos[0].updated_at == "2026-01-02T03:04:03Z"
+
+
+def test_a_task_replays_as_its_turn_was_told() -> None:
+    question = _message(AGENT, t.Part(text="which?"))
+    plan = s.Plan(entries=[s.PlanEntry(content="x", priority="low", status="completed")])
+    task = _task(
+        "t1",
+        "c",
+        S.TASK_STATE_FAILED,
+        _message(USER, t.Part(text="go")),
+        _message(AGENT, t.Part(data=acp_json(plan)), t.Part(text="thinking")),
+        question,
+        _message(USER, t.Part(text="that")),
+        _message(AGENT, t.Part(text="it broke")),
+    )
+    task = msgspec.structs.replace(
+        task, artifacts=[t.Artifact(artifact_id="a", parts=[t.Part(text="partial")])]
+    )
+    text = s.TextContent
+    assert replay(task) == [
+        s.UserMessageChunk(content=text(text="go")),
+        plan,
+        s.AgentThoughtChunk(content=text(text="thinking")),
+        s.AgentMessageChunk(content=text(text="which?")),  # (the user answered it)
+        s.UserMessageChunk(content=text(text="that")),
+        s.AgentMessageChunk(content=text(text="partial")),
+        s.AgentMessageChunk(content=text(text="it broke")),  # (failed: the reason is said)
+    ]
+
+
+def test_an_agents_error_is_told_with_the_detail_its_data_gives() -> None:
+    closed = RpcError("Internal error", {"details": "Query closed"}, code=-32603)
+    assert describe(closed) == "the agent answered -32603: Internal error (Query closed)"
+    assert describe(RpcError("Auth required", code=-32000)) == (
+        "the agent answered -32000: Auth required"
+    )
+    assert describe(RpcError("Bad", "why not", code=-32602)) == (
+        "the agent answered -32602: Bad (why not)"
+    )
+    assert describe(RpcError("Bad", {"n": 1}, code=-32602)) == "the agent answered -32602: Bad"

@@ -24,14 +24,12 @@ AGENTS = {
     "gemini-cli": [str(BIN / "gemini"), "--experimental-acp"],
 }
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.interop,
-    pytest.mark.skipif(
-        os.environ.get("INTERLINK_CHECK_PRODUCTION") != "1",
-        reason="heavy: set INTERLINK_CHECK_PRODUCTION=1 after npm ci --prefix tests/check/peers",
-    ),
-]
+#: the production agents' tests run when asked (also `tests/bridge`'s)
+OPT_IN = pytest.mark.skipif(
+    os.environ.get("INTERLINK_CHECK_PRODUCTION") != "1",
+    reason="heavy: set INTERLINK_CHECK_PRODUCTION=1 after npm ci --prefix tests/check/peers",
+)
+pytestmark = [pytest.mark.e2e, pytest.mark.interop, OPT_IN]
 
 
 @pytest.mark.timeout(600)

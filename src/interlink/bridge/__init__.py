@@ -6,7 +6,7 @@
 serves an A2A agent (a URL) as an ACP agent (`interlink bridge acp URL`, on stdio).
 """
 
-from interlink.bridge._a2a import AcpBridge, AgentUnavailable
+from interlink.bridge._a2a import AcpBridge
 from interlink.bridge._acp import A2AAgentBridge
 from interlink.bridge._card import agent_card
 from interlink.bridge._content import (
@@ -17,6 +17,7 @@ from interlink.bridge._content import (
     prompt_capabilities,
 )
 from interlink.bridge._permission import KINDS, PermissionPolicy, chosen_option, question_parts
+from interlink.bridge._pool import AgentUnavailable
 
 __all__ = [
     "A2AAgentBridge",

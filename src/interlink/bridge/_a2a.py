@@ -21,13 +21,15 @@ updates back) that one consumer drains, the `execute` that runs the turn:
 `cancelled`) and the task ends CANCELED when the turn answers. A context takes one turn
 at a time (an ACP session runs one prompt): a message for a context with a turn
 unfinished is refused with -32004. The agent's file and terminal requests are served by
-a `LocalClient` per session, confined to the context's folder. An agent that exits
-fails its running turns with its exit status and stderr tail and is started again
-after a pause that doubles (to `max_backoff`) while it keeps dying. Which session each
-context has is kept in the workspace (`.interlink-sessions.json`): after a restart of
-the agent or of the bridge, a context's next message loads its session again
-(`session/load`, else `session/resume`, where the agent offers them), or opens a new
-one and says so in the task's status. A turn that was running when the bridge died is
+a `LocalClient` per session, confined to the context's folder. The agent runs as a pool
+of up to `max_agents` processes (`_pool`), a context on one of them for the life of that
+process. A process that exits fails its running turns with its exit status and stderr
+tail and is started again after a pause that doubles (to `max_backoff`) while it keeps
+dying; the other processes' turns go on. Which session each context has is kept in the
+workspace (`.interlink-sessions.json`): after a restart of its process or of the bridge,
+a context's next message loads its session again (`session/load`, else
+`session/resume`, where the agent offers them), or opens a new one and says so in the
+task's status. A turn that was running when the bridge died is
 failed by the A2A server at start-up; one that waited for input is failed by its
 follow-up (its ACP turn is gone). A context idle for `idle` seconds has its session
 closed (`session/close` where offered) and its terminals killed, so what the bridge
@@ -50,7 +52,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from interlink import __version__, acp
+from interlink import acp
 from interlink.a2a import (
     AgentExecutor,
     Event,
@@ -65,6 +67,8 @@ from interlink.acp import schema as s
 from interlink.bridge._card import agent_card
 from interlink.bridge._content import acp_json, content_part, prompt_blocks
 from interlink.bridge._permission import PermissionPolicy, chosen_option, question_parts
+from interlink.bridge._pool import AgentUnavailable, Launch, Member, Pool
+from interlink.bridge._pool import describe as _describe
 from interlink.jsonrpc import ConnectionClosed, InvalidParams, RpcError
 
 __all__ = ["AcpBridge", "AgentUnavailable"]
@@ -80,10 +84,6 @@ _STATES = {
 }
 _SESSIONS = ".interlink-sessions.json"  # (a context's folder never starts with a dot)
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-
-
-class AgentUnavailable(Exception):
-    """The agent process is not running (it failed to start, or is restarting)."""
 
 
 @dataclass
@@ -108,11 +108,14 @@ _Item = Event | _Ask | _End
 class _Turn:
     """One prompt turn: its queue of what to publish, and its state."""
 
-    def __init__(self, task_id: str, context_id: str, session_id: str, limit: int) -> None:
+    def __init__(
+        self, task_id: str, context_id: str, session_id: str, limit: int, member: Member[_Turn]
+    ) -> None:
         self.task_id = task_id
         self.context_id = context_id
         self.session_id = session_id
         self.limit = limit
+        self.member = member  # (the process that runs its session)
         self._items: deque[tuple[_Item, int]] = deque()
         self._size = 0
         self._more = asyncio.Event()
@@ -192,25 +195,26 @@ class _Turn:
 
 
 class _BridgeClient(acp.Client):
-    """The bridge's ACP client side: updates and permission go to the bridge, files and
-    terminals to the session's `LocalClient` (its context's folder)."""
+    """The bridge's ACP client side to one process: updates and permission go to the
+    bridge, files and terminals to the session's `LocalClient` (its context's folder)."""
 
-    def __init__(self, bridge: AcpBridge) -> None:
+    def __init__(self, bridge: AcpBridge, member: Member[_Turn]) -> None:
         self.bridge = bridge
+        self.member = member
 
     def _local(self, session_id: str) -> acp.LocalClient:
-        local = self.bridge._locals.get(session_id)
+        local = self.member.locals.get(session_id)
         if local is None:
             raise InvalidParams(data={"detail": f"no session {session_id!r} of this bridge"})
         return local
 
     async def session_update(self, params: s.SessionNotification) -> None:
-        await self.bridge._on_update(params)
+        await self.bridge._on_update(params, self.member)
 
     async def request_permission(
         self, params: s.RequestPermissionRequest
     ) -> s.RequestPermissionResponse:
-        return await self.bridge._on_permission(params)
+        return await self.bridge._on_permission(params, self.member)
 
     async def read_text_file(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse:
         return await self._local(params.session_id).read_text_file(params)
@@ -241,7 +245,8 @@ class AcpBridge(AgentExecutor):
 
     `await start()` spawns the agent and initializes it (raising what went wrong, if it
     does not start); `card()` is then its agent card, and `on_card` (when set) receives
-    the card again each time the agent announces new slash commands. `aclose()` stops it.
+    the card again each time the agent announces new slash commands. Up to `max_agents`
+    processes of it run, started as contexts want them. `aclose()` stops them.
     """
 
     def __init__(
@@ -261,120 +266,54 @@ class AcpBridge(AgentExecutor):
         max_backoff: float = 30.0,
         queue_bytes: int = 1024 * 1024,
         idle: float | None = 3600.0,
+        max_agents: int = 1,
     ) -> None:
         self.command = list(command)
         self.workspace = Path(workspace).resolve()
         self.policy = policy or PermissionPolicy()
-        self.auth_method = auth_method
-        self.capabilities = s.ClientCapabilities(
+        capabilities = s.ClientCapabilities(
             fs=s.FileSystemCapabilities(read_text_file=fs, write_text_file=fs), terminal=terminal
         )
-        self.env = env
-        self.forward_stderr = forward_stderr
         self.start_timeout = start_timeout
         self.cancel_wait = cancel_wait
-        self.min_backoff = min_backoff
-        self.max_backoff = max_backoff
         self.queue_bytes = queue_bytes
         self.idle = idle
         self.on_card: Callable[[t.AgentCard], None] | None = None
         self.info: s.InitializeResponse | None = None
-        #: how many times the agent was started, and why it last stopped
-        self.starts = 0
-        self.last_exit = ""
-        self._client = _BridgeClient(self)
-        self._agent: acp.ClientSideConnection | None = None
-        self._ready = asyncio.Event()
-        self._supervisor: asyncio.Task[None] | None = None
-        self._closing = False
+        launch = Launch(
+            self.command,
+            capabilities,
+            auth_method=auth_method,
+            env=env,
+            forward_stderr=forward_stderr,
+            start_timeout=start_timeout,
+            min_backoff=min_backoff,
+            max_backoff=max_backoff,
+        )
+        #: the agent's processes
+        self.pool: Pool[_Turn] = Pool(max_agents, launch, lambda m: _BridgeClient(self, m))
         self._commands: dict[str, s.AvailableCommand] = {}
-        self._sessions: dict[str, str] = {}  # context id -> session id (of this process)
-        self._locals: dict[str, acp.LocalClient] = {}  # session id -> its files, terminals
         self._turns: dict[str, _Turn] = {}  # by task id
-        self._by_session: dict[str, _Turn] = {}
         self._busy: dict[str, str] = {}  # context id -> the task of its unfinished turn
         self._known_sessions: dict[str, str] | None = None
-        self._used: dict[str, float] = {}  # context id -> when its session was last used
         self._sweeper: asyncio.Task[None] | None = None
 
-    # -- the agent process -------------------------------------------------------------
+    # -- the agent's processes -----------------------------------------------------------
 
     async def start(self) -> s.InitializeResponse:
         """Spawn the agent and initialize it (and `authenticate`, with `auth_method`)."""
-        first: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._supervisor = asyncio.create_task(self._supervise(first), name="bridge-agent")
-        await first
+        self.info = await self.pool.start()
         if self.idle is not None:
             self._sweeper = asyncio.create_task(self._sweep(self.idle), name="bridge-idle")
-        assert self.info is not None
         return self.info
 
     async def aclose(self) -> None:
-        """Stop the agent (and every terminal it opened)."""
-        self._closing = True
-        for task in (self._sweeper, self._supervisor):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-        await self._forget_sessions()
-
-    async def _supervise(self, first: asyncio.Future[None]) -> None:
-        loop = asyncio.get_running_loop()
-        backoff = self.min_backoff
-        while True:
-            began = loop.time()
-            process = None
-            try:
-                async with acp.spawn_agent(
-                    self.command,
-                    self._client,
-                    env=self.env,
-                    forward_stderr=self.forward_stderr,
-                ) as process:
-                    agent = process.agent
-                    async with asyncio.timeout(self.start_timeout):
-                        self.info = await agent.initialize(
-                            self.capabilities,
-                            client_info=s.Implementation(
-                                name="interlink-bridge", version=__version__
-                            ),
-                        )
-                        if self.auth_method is not None:
-                            await agent.authenticate(self.auth_method)
-                    self.starts += 1
-                    self._agent = agent
-                    self._ready.set()
-                    if not first.done():
-                        first.set_result(None)
-                    await agent.wait_closed()
-            except Exception as exc:
-                if not first.done():
-                    first.set_exception(_start_error(exc, process))
-                    return
-                self.last_exit = _describe(exc)
-            finally:
-                self._ready.clear()
-                self._agent = None
-            if process is not None and process.returncode is not None:
-                self.last_exit = _exit_text(process.returncode, process.stderr_tail())
-            logger.warning("the agent stopped (%s); starting it again", self.last_exit)
-            await self._forget_sessions()
-            if self._closing:
-                return
-            if loop.time() - began > self.max_backoff:
-                backoff = self.min_backoff  # (it ran a good while: a fresh failure)
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, self.max_backoff)
-
-    async def _forget_sessions(self) -> None:
-        """The agent's sessions are gone with its process: so are their terminals."""
-        self._sessions.clear()
-        self._used.clear()
-        locals_ = list(self._locals.values())
-        self._locals.clear()
-        for local in locals_:
-            await local.aclose()
+        """Stop the agent's processes (and every terminal they opened)."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+        await self.pool.aclose()
 
     async def _sweep(self, idle: float) -> None:
         while True:
@@ -392,35 +331,29 @@ class AcpBridge(AgentExecutor):
         if self.idle is None:
             return []
         now = asyncio.get_running_loop().time() if now is None else now
-        idle = [
-            context_id
-            for context_id, used in self._used.items()
-            if now - used >= self.idle and context_id not in self._busy
-        ]
         caps = self.info.agent_capabilities if self.info is not None else None
         sessions = caps.session_capabilities if isinstance(caps, s.AgentCapabilities) else None
         closes = isinstance(sessions, s.SessionCapabilities) and isinstance(
             sessions.close, s.SessionCloseCapabilities
         )
-        for context_id in idle:
-            del self._used[context_id]
-            session_id = self._sessions.pop(context_id, None)
-            local = self._locals.pop(session_id, None) if session_id is not None else None
-            if local is not None:
-                await local.aclose()
-            if session_id is not None and closes and self._agent is not None:
-                with contextlib.suppress(RpcError, ConnectionClosed):
-                    await self._agent.close_session(session_id)
-        return idle
-
-    async def _running(self) -> acp.ClientSideConnection:
-        """The agent's connection, once it runs (waiting `start_timeout` at most)."""
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(self.start_timeout):
-                await self._ready.wait()
-        if self._agent is None:
-            raise AgentUnavailable(f"the agent is not running ({self.last_exit or 'starting'})")
-        return self._agent
+        closed = []
+        for member in list(self.pool.members):
+            idle = [
+                context_id
+                for context_id, used in member.used.items()
+                if now - used >= self.idle and context_id not in self._busy
+            ]
+            for context_id in idle:
+                del member.used[context_id]
+                session_id = member.sessions.pop(context_id, None)
+                local = member.locals.pop(session_id, None) if session_id is not None else None
+                if local is not None:
+                    await local.aclose()
+                if session_id is not None and closes and member.agent is not None:
+                    with contextlib.suppress(RpcError, ConnectionClosed):
+                        await member.agent.close_session(session_id)
+            closed += idle
+        return closed
 
     # -- the card ------------------------------------------------------------------------
 
@@ -446,12 +379,12 @@ class AcpBridge(AgentExecutor):
 
     # -- the agent's calls ---------------------------------------------------------------
 
-    async def _on_update(self, notification: s.SessionNotification) -> None:
+    async def _on_update(self, notification: s.SessionNotification, member: Member[_Turn]) -> None:
         update = notification.update
         if isinstance(update, s.AvailableCommandsUpdate):
             self._announce(update.available_commands)
             return
-        turn = self._by_session.get(notification.session_id)
+        turn = member.turns.get(notification.session_id)
         if turn is None or isinstance(update, s.UserMessageChunk):
             return  # (between turns, or a replay: no task to tell)
         if isinstance(update, s.AgentMessageChunk):
@@ -464,10 +397,10 @@ class AcpBridge(AgentExecutor):
         await turn.put(turn.status(t.TaskState.TASK_STATE_WORKING, [part]), len(str(data)))
 
     async def _on_permission(
-        self, request: s.RequestPermissionRequest
+        self, request: s.RequestPermissionRequest, member: Member[_Turn]
     ) -> s.RequestPermissionResponse:
         choice = self.policy.answer(request)
-        turn = self._by_session.get(request.session_id)
+        turn = member.turns.get(request.session_id)
         if choice is None and turn is not None and not turn.cancelled:
             ask = _Ask(request, asyncio.get_running_loop().create_future())
             turn.put_now(ask)
@@ -502,9 +435,9 @@ class AcpBridge(AgentExecutor):
         try:
             await updater.working()
             try:
-                agent = await self._running()
+                member, agent = await self.pool.place(context.context_id)
                 async with asyncio.timeout(self.start_timeout):  # (an agent may never answer)
-                    session_id, note = await self._session(agent, context.context_id)
+                    session_id, note = await self._session(member, agent, context.context_id)
             except TimeoutError:
                 await updater.failed(f"the agent did not open a session in {self.start_timeout} s")
                 del self._busy[context.context_id]
@@ -515,9 +448,9 @@ class AcpBridge(AgentExecutor):
                 return
             if note:
                 await updater.working(note)
-            turn = _Turn(context.task_id, context.context_id, session_id, self.queue_bytes)
+            turn = _Turn(context.task_id, context.context_id, session_id, self.queue_bytes, member)
             self._turns[turn.task_id] = turn
-            self._by_session[session_id] = turn
+            member.turns[session_id] = turn
             turn.prompt = asyncio.create_task(agent.prompt(session_id, blocks))
             turn.prompt.add_done_callback(turn.prompt_done)
         except BaseException:
@@ -526,10 +459,12 @@ class AcpBridge(AgentExecutor):
             raise
         await self._drive(turn, updater)
 
-    async def _session(self, agent: acp.ClientSideConnection, context_id: str) -> tuple[str, str]:
-        """The context's session (`session/new` in its folder the first time), and a note
-        for the task when an earlier session of the context is gone."""
-        session_id = self._sessions.get(context_id)
+    async def _session(
+        self, member: Member[_Turn], agent: acp.ClientSideConnection, context_id: str
+    ) -> tuple[str, str]:
+        """The context's session on `member` (`session/new` in its folder the first time),
+        and a note for the task when an earlier session of the context is gone."""
+        session_id = member.sessions.get(context_id)
         if session_id is not None:
             return session_id, ""
         folder = self.workspace / _folder_name(context_id)
@@ -539,22 +474,22 @@ class AcpBridge(AgentExecutor):
         note = ""
         if earlier is not None:
             if await self._reconnect(agent, earlier, folder):
-                self._open(context_id, earlier, folder)
+                self._open(member, context_id, earlier, folder)
                 return earlier, ""
             note = (
                 f"a new ACP session: this context's earlier one ({earlier}) is gone with the "
                 "agent process that had it, and the agent could not load it"
             )
         response = await agent.new_session(folder)
-        self._open(context_id, response.session_id, folder)
+        self._open(member, context_id, response.session_id, folder)
         known[context_id] = response.session_id
         await asyncio.to_thread(_write_json, self.workspace / _SESSIONS, known)
         return response.session_id, note
 
-    def _open(self, context_id: str, session_id: str, folder: Path) -> None:
-        self._sessions[context_id] = session_id
-        self._used[context_id] = asyncio.get_running_loop().time()
-        self._locals[session_id] = acp.LocalClient(folder)
+    def _open(self, member: Member[_Turn], context_id: str, session_id: str, folder: Path) -> None:
+        member.sessions[context_id] = session_id
+        member.used[context_id] = asyncio.get_running_loop().time()
+        member.locals[session_id] = acp.LocalClient(folder)
 
     async def _known(self) -> dict[str, str]:
         """The session of every context so far (kept in the workspace, for restarts)."""
@@ -621,12 +556,13 @@ class AcpBridge(AgentExecutor):
 
     def _finish(self, turn: _Turn) -> None:
         self._turns.pop(turn.task_id, None)
-        if self._by_session.get(turn.session_id) is turn:
-            del self._by_session[turn.session_id]
+        turns = turn.member.turns
+        if turns.get(turn.session_id) is turn:
+            del turns[turn.session_id]
         if self._busy.get(turn.context_id) == turn.task_id:
             del self._busy[turn.context_id]
-        if turn.context_id in self._used:
-            self._used[turn.context_id] = asyncio.get_running_loop().time()
+        if turn.context_id in turn.member.used:
+            turn.member.used[turn.context_id] = asyncio.get_running_loop().time()
         turn.ended.set()
 
     async def cancel(self, context: RequestContext, events: EventSink) -> None:
@@ -638,7 +574,7 @@ class AcpBridge(AgentExecutor):
             await updater.cancel()
             return
         turn.cancelled = True
-        agent = self._agent
+        agent = turn.member.agent
         if agent is not None:
             with contextlib.suppress(ConnectionClosed):
                 await agent.cancel(turn.session_id)
@@ -701,23 +637,3 @@ def _write_json(path: Path, data: dict[str, str]) -> None:
     temporary = path.with_name(path.name + ".new")
     temporary.write_text(json.dumps(data, indent=0), encoding="utf-8")
     os.replace(temporary, path)
-
-
-def _describe(exc: BaseException) -> str:
-    """What a client reads of why a turn could not run."""
-    if isinstance(exc, RpcError):
-        return f"the agent answered {exc.code}: {exc.message}"
-    return str(exc) or type(exc).__name__
-
-
-def _exit_text(returncode: int, stderr_tail: str) -> str:
-    tail = f"; stderr ends with:\n{stderr_tail}" if stderr_tail else ""
-    return f"the agent exited with code {returncode}{tail}"
-
-
-def _start_error(exc: Exception, process: acp.AgentProcess | None) -> Exception:
-    if isinstance(exc, TimeoutError):
-        return AgentUnavailable("the agent did not answer initialize in time")
-    if process is not None and process.returncode is not None and not str(exc):
-        return AgentUnavailable(_exit_text(process.returncode, process.stderr_tail()))
-    return exc

@@ -16,24 +16,33 @@ turns what comes back into `session/update`s:
   message a thought), CANCELED `cancelled`, REJECTED `refusal`, FAILED `end_turn` with
   the agent's reason as a message.
 
-`session/cancel` cancels the A2A task (the prompt answers `cancelled`).
+`session/cancel` cancels the A2A task (the prompt answers `cancelled`). Where the agent
+serves `ListTasks` (tried once, at `initialize`), `session/list` lists its contexts and
+`session/load` replays a context's tasks (`_history`), then goes on in that context;
+elsewhere neither is offered.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import json
 import logging
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import cast, get_args
+
+import msgspec
 
 from interlink import acp
 from interlink.a2a import A2AClient, A2AError, new_id
 from interlink.a2a import types as t
 from interlink.acp import schema as s
-from interlink.bridge._content import content_part, part_block, prompt_capabilities
-from interlink.jsonrpc import RpcError
+from interlink.bridge._content import content_part, prompt_capabilities
+from interlink.bridge._history import replay, said, session_infos, thoughts
+from interlink.jsonrpc import InvalidParams, RpcError
 
 __all__ = ["A2AAgentBridge"]
 
@@ -41,6 +50,7 @@ logger = logging.getLogger("interlink.bridge")
 
 S = t.TaskState
 _STOP_REASONS = frozenset(get_args(s.StopReason))
+_WAITING = frozenset({S.TASK_STATE_INPUT_REQUIRED, S.TASK_STATE_AUTH_REQUIRED})
 _ENDS: dict[t.TaskState, s.StopReason] = {
     S.TASK_STATE_COMPLETED: "end_turn",
     S.TASK_STATE_FAILED: "end_turn",
@@ -49,9 +59,14 @@ _ENDS: dict[t.TaskState, s.StopReason] = {
 }
 
 
+_LIST_TASKS = 1000  # tasks `session/list` reads at most (the newest)
+_PAGE = 50  # sessions per page of `session/list`
+
+
 @dataclass
 class _Session:
     context_id: str
+    cwd: str = ""
     task_id: str = ""  # the task of the turn, or the one waiting for an answer
     waiting: bool = False
     #: how many parts of each artifact of the task the editor was told
@@ -84,6 +99,9 @@ class A2AAgentBridge(acp.Agent):
         self.timeout = timeout
         self.a2a: A2AClient | None = None
         self.sessions: dict[str, _Session] = {}
+        self.cwd = os.getcwd()  # (the cwd of a context no session of ours opened)
+        #: whether the agent serves `ListTasks` (so `session/list` and `session/load`)
+        self.lists_tasks = False
 
     async def aclose(self) -> None:
         if self.a2a is not None:
@@ -112,18 +130,75 @@ class A2AAgentBridge(acp.Agent):
         except Exception as exc:
             raise RpcError(f"cannot reach the A2A agent at {self.url}: {exc}") from None
         card = self.a2a.card
+        try:
+            await self.a2a.list_tasks(page_size=1, history_length=0)
+            self.lists_tasks = True
+        except Exception as exc:  # (not served, or refused: no history to offer)
+            logger.info("the A2A agent does not list its tasks (%s): no session/list", exc)
+        lists = s.SessionListCapabilities() if self.lists_tasks else msgspec.UNSET
         return s.InitializeResponse(
             protocol_version=params.protocol_version,
             agent_capabilities=s.AgentCapabilities(
-                prompt_capabilities=prompt_capabilities(card.default_input_modes)
+                prompt_capabilities=prompt_capabilities(card.default_input_modes),
+                load_session=self.lists_tasks,
+                session_capabilities=s.SessionCapabilities(list_=lists),
             ),
             agent_info=s.Implementation(name=card.name, title=card.name, version=card.version),
         )
 
     async def new_session(self, params: s.NewSessionRequest) -> s.NewSessionResponse:
         session_id = new_id()
-        self.sessions[session_id] = _Session(context_id=session_id)
+        self.sessions[session_id] = _Session(context_id=session_id, cwd=params.cwd)
         return s.NewSessionResponse(session_id=session_id)
+
+    async def list_sessions(self, params: s.ListSessionsRequest) -> s.ListSessionsResponse:
+        """The contexts of the agent's newest `_LIST_TASKS` tasks, newest first, a page
+        of `_PAGE` at a time."""
+        skip = _cursor_skip(params.cursor)
+        tasks = []
+        try:
+            async for task in self._client().iter_tasks(page_size=100, include_artifacts=False):
+                tasks.append(task)
+                if len(tasks) >= _LIST_TASKS:
+                    break
+        except A2AError as exc:
+            raise RpcError(f"the A2A agent answered {exc.code}: {exc.message}") from None
+        cwds = {session.context_id: session.cwd for session in self.sessions.values()}
+        infos = session_infos(tasks, cwds, self.cwd)
+        if isinstance(params.cwd, str):
+            infos = [info for info in infos if info.cwd == params.cwd]
+        page = infos[skip : skip + _PAGE]
+        more = skip + _PAGE < len(infos)
+        return s.ListSessionsResponse(
+            sessions=page, next_cursor=_cursor(skip + _PAGE) if more else msgspec.UNSET
+        )
+
+    async def load_session(self, params: s.LoadSessionRequest) -> s.LoadSessionResponse:
+        """The context's tasks told again (oldest first), then its session goes on."""
+        context_id = params.session_id
+        try:
+            tasks = [
+                task
+                async for task in self._client().iter_tasks(
+                    context_id=context_id, page_size=100, include_artifacts=True
+                )
+            ]
+        except A2AError as exc:
+            raise RpcError(f"the A2A agent answered {exc.code}: {exc.message}") from None
+        if not tasks and context_id not in self.sessions:
+            raise acp.SessionNotFound(context_id)
+        tasks.reverse()
+        for task in tasks:
+            for update in replay(task):
+                await self.client.session_update(context_id, update)
+        session = _Session(context_id=context_id, cwd=params.cwd)
+        if tasks:
+            newest = tasks[-1]
+            session.task_id = newest.id
+            session.said = {a.artifact_id: len(a.parts) for a in newest.artifacts}
+            session.waiting = newest.status.state in _WAITING
+        self.sessions[context_id] = session
+        return s.LoadSessionResponse()
 
     async def prompt(self, params: s.PromptRequest) -> s.PromptResponse:
         session = self.sessions[params.session_id]
@@ -204,10 +279,8 @@ class A2AAgentBridge(acp.Agent):
         await self._say(session_id, parts)
 
     async def _say(self, session_id: str, parts: list[t.Part]) -> None:
-        for index, part in enumerate(parts):
-            await self.client.session_update(
-                session_id, s.AgentMessageChunk(content=part_block(part, index))
-            )
+        for update in said(parts):
+            await self.client.session_update(session_id, update)
 
     async def _status(
         self,
@@ -219,7 +292,7 @@ class A2AAgentBridge(acp.Agent):
         """Tell the editor of a status; the stop reason, when it ends the turn."""
         state = status.state
         parts = status.message.parts if status.message is not None else []
-        if state in (S.TASK_STATE_INPUT_REQUIRED, S.TASK_STATE_AUTH_REQUIRED):
+        if state in _WAITING:
             answer = await self._ask(session_id, session, parts)
             if isinstance(answer, t.Message):
                 raise _Answer(answer)
@@ -243,12 +316,8 @@ class A2AAgentBridge(acp.Agent):
 
     async def _think(self, session_id: str, parts: list[t.Part]) -> None:
         """A status message's parts: text as thoughts, ACP updates as themselves."""
-        for part in parts:
-            update = _acp_update(part)
-            if update is None and isinstance(part.text, str):
-                update = s.AgentThoughtChunk(content=s.TextContent(text=part.text))
-            if update is not None:
-                await self.client.session_update(session_id, update)
+        for update in thoughts(parts):
+            await self.client.session_update(session_id, update)
 
     async def _ask(
         self, session_id: str, session: _Session, parts: list[t.Part]
@@ -280,12 +349,18 @@ class A2AAgentBridge(acp.Agent):
         return None
 
 
-def _acp_update(part: t.Part) -> s.SessionUpdate | None:
-    """The ACP update a data part holds (`{"sessionUpdate": ...}`), else None."""
-    data = part.data
-    if not isinstance(data, dict) or not isinstance(data.get("sessionUpdate"), str):
-        return None
+def _cursor(skip: int) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"skip": skip}).encode()).decode()
+
+
+def _cursor_skip(cursor: str | msgspec.UnsetType | None) -> int:
+    """How many sessions a `session/list` cursor (of `_cursor`) skips; -32602 if not ours."""
+    if not isinstance(cursor, str):
+        return 0
     try:
-        return cast(s.SessionUpdate, acp.convert(s.SessionUpdate, data))
+        skip = json.loads(base64.urlsafe_b64decode(cursor.encode()))["skip"]
     except Exception:
-        return None
+        skip = None
+    if not isinstance(skip, int) or skip < 0:
+        raise InvalidParams(data={"detail": f"cursor {cursor!r} is not one session/list gave"})
+    return skip

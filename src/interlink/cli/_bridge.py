@@ -83,6 +83,14 @@ def add_parser(commands: Commands) -> None:
         "message loads it again where the agent can)",
     )
     bridge.add_argument(
+        "--max-agents",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run up to N processes of the agent, each new context on the one that holds "
+        "the fewest (default 1: one process serves every context)",
+    )
+    bridge.add_argument(
         "--auth", metavar="METHOD_ID", help="call authenticate with this method at start-up"
     )
     bridge.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- AGENT_CMD [ARGS...]")
@@ -94,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
     command = agent_command(args)
     if not command:
         return usage(_PROG, "give the agent's command after --")
+    if args.max_agents < 1:
+        return usage(_PROG, f"--max-agents {args.max_agents}: give 1 or more")
     denied = {"fs", "terminal"} & set(args.deny)  # (not offered to the agent at all)
     try:
         policy = PermissionPolicy.of(args.allow, set(args.deny) - {"fs"}, args.allow_all)
@@ -131,6 +141,7 @@ async def _serve(
         terminal="terminal" not in denied,
         forward_stderr=_stderr_forwarder(),
         idle=args.idle,
+        max_agents=args.max_agents,
     )
     try:
         await bridge.start()
@@ -179,7 +190,8 @@ def add_acp_parser(commands: Commands) -> None:
         "Serve the A2A agent at URL as an ACP agent on stdin/stdout: each ACP session is an "
         "A2A context, each prompt a message to it (streamed), artifacts the agent's message "
         "chunks, its questions the end of a turn (the next prompt answers) or, when it asks "
-        "permission as `bridge a2a` does, a permission request to the editor.",
+        "permission as `bridge a2a` does, a permission request to the editor; where the "
+        "agent lists its tasks, session/list and session/load show its contexts again.",
     )
     bridge.add_argument("url", metavar="URL", help="the A2A agent's base URL (where its card is)")
     bridge.add_argument("--bearer", metavar="TOKEN", help="send Authorization: Bearer TOKEN")

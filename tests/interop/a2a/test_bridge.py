@@ -2,7 +2,10 @@
 Python SDKs (`tests/interop/peers/ts_agent.mjs`, `py_agent.py`) and our example agent
 behind the bridge, called by
 the official Python A2A client (`a2a-sdk`, in this process) and by ours: a text turn, a
-permission round trip through input-required, a cancel, a restart of the bridge."""
+permission round trip through input-required, a cancel, a restart of the bridge. And
+`interlink bridge acp` in front of the a2a-sdk agents (1.3, which lists its tasks, and
+0.3, which cannot), driven by our ACP client and the official Python one: session/list
+and session/load."""
 
 from __future__ import annotations
 
@@ -16,11 +19,20 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 
 from interlink.a2a import types as t
+from interlink.acp import LocalClient, spawn_agent
+from interlink.acp import schema as acp_s
+from interlink.jsonrpc import RpcError
 from tests.bridge.conftest import EXAMPLE_AGENT, bridge, connected
+from tests.bridge.test_bridge_acp import bridge_acp
+from tests.interop.a2a.conftest import PEERS as A2A_PEERS
+from tests.interop.a2a.conftest import peer_server, v03_env
+from tests.interop.a2a.test_our_client import sdk_peer
 from tests.interop.conftest import PeerKind, SdkPeers, run_client
+from tests.serving import free_port
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(120)]
 
@@ -217,3 +229,95 @@ async def test_the_official_acp_clients_through_both_bridges(
             else:
                 assert out["stopReason"] == "cancelled"
                 assert out["text"].startswith("working")
+
+
+# -- bridge acp: session/list and session/load from the agent's tasks ------------------------
+
+
+def said_of(updates: list[Json]) -> list[tuple[str, str]]:
+    """Who said what in ACP updates as the Python SDK gave them (consecutive chunks joined)."""
+    turns: list[tuple[str, str]] = []
+    for update in updates:
+        kind = update.get("sessionUpdate")
+        if kind not in ("user_message_chunk", "agent_message_chunk"):
+            continue
+        who, text = kind.split("_")[0], update["content"].get("text", "")
+        if turns and turns[-1][0] == who:
+            turns[-1] = (who, turns[-1][1] + text)
+        else:
+            turns.append((who, text))
+    return turns
+
+
+@pytest.mark.usefixtures("a2a_py_sdk", "py_sdk")
+async def test_bridge_acp_lists_and_loads_the_python_sdk_agents_tasks(tmp_path: Path) -> None:
+    """`bridge acp` in front of the a2a-sdk 1.3 agent (which serves ListTasks): sessions
+    our ACP client opened are listed and loaded by it and by the official Python client."""
+    with sdk_peer("py") as url:
+        async with (
+            LocalClient(tmp_path) as local,
+            spawn_agent(bridge_acp(url), local, cwd=tmp_path) as agent,
+        ):
+            info = await agent.agent.initialize(LocalClient.capabilities())
+            assert isinstance(info.agent_capabilities, acp_s.AgentCapabilities)
+            assert info.agent_capabilities.load_session is True
+            first = (await agent.agent.new_session(tmp_path)).session_id
+            _, said = await agent.agent.prompt_transcript(first, "echo one two")
+            assert said.text == "one two"
+            _, said = await agent.agent.prompt_transcript(first, "ask")
+            assert said.text == "say more"
+            _, said = await agent.agent.prompt_transcript(first, "blue")
+            assert said.text == "got blue"
+            second = (await agent.agent.new_session(tmp_path)).session_id
+            await agent.agent.prompt_transcript(second, "echo three")
+            listed = await agent.agent.list_sessions()
+            assert [i.session_id for i in listed.sessions] == [second, first]
+            assert [i.title for i in listed.sessions] == ["echo three", "echo one two"]
+        out = await asyncio.to_thread(
+            run_client,
+            "py",
+            bridge_acp(url),
+            "history",
+            tmp_path,
+            extra_args=["--session", first, "--prompt", "echo four"],
+        )
+    assert out["agentCapabilities"]["loadSession"] is True
+    assert out["agentCapabilities"]["sessionCapabilities"]["list"] == {}
+    assert [i["sessionId"] for i in out["sessions"]] == [second, first]
+    assert {i["cwd"] for i in out["sessions"]} == {str(tmp_path)}
+    assert all(i["updatedAt"] for i in out["sessions"])
+    assert said_of(out["loaded"]) == [
+        ("user", "echo one two"),
+        ("agent", "one two"),
+        ("user", "ask"),
+        ("agent", "say more"),
+        ("user", "blue"),
+        ("agent", "got blue"),
+    ]
+    assert (out["stopReason"], out["text"]) == ("end_turn", "four")  # (in that context)
+
+
+async def test_bridge_acp_offers_no_history_without_list_tasks(
+    a2a_v03_sdk: Path, tmp_path: Path
+) -> None:
+    """An A2A 0.3 agent (a2a-sdk 0.3.26) has no ListTasks: neither session/list nor
+    session/load is advertised, and session/list answers -32601."""
+    port = free_port()
+    cmd = [sys.executable, str(A2A_PEERS / "py_v03_server.py"), str(port)]
+    with peer_server(cmd, f"http://127.0.0.1:{port}/", v03_env(a2a_v03_sdk)) as url:
+        async with (
+            LocalClient(tmp_path) as local,
+            spawn_agent(bridge_acp(url), local, cwd=tmp_path) as agent,
+        ):
+            info = await agent.agent.initialize(LocalClient.capabilities())
+            caps = info.agent_capabilities
+            assert isinstance(caps, acp_s.AgentCapabilities)
+            assert caps.load_session is False
+            assert isinstance(caps.session_capabilities, acp_s.SessionCapabilities)
+            assert caps.session_capabilities.list_ is msgspec.UNSET
+            session = (await agent.agent.new_session(tmp_path)).session_id
+            _, said = await agent.agent.prompt_transcript(session, "echo still works")
+            assert said.text == "still works"
+            with pytest.raises(RpcError) as refused:
+                await agent.agent.list_sessions()
+            assert refused.value.code == -32601

@@ -5,8 +5,9 @@ what it observed (format in README.md next to this file). Exit 0 on success, als
 the agent answered a step with a JSON-RPC error (recorded as ``"error"``); non-zero with
 a message on stderr on any other failure (timeout, crash, bad arguments).
 
-Usage: python py_client.py [--cwd DIR] [--scenario echo|tool|tool-reject|cancel|all]
-                           [--prompt TEXT] [--step-timeout SECONDS] [--no-fs] -- CMD [ARGS...]
+Usage: python py_client.py [--cwd DIR] [--scenario echo|tool|tool-reject|cancel|history|all]
+                           [--prompt TEXT] [--session ID] [--step-timeout SECONDS] [--no-fs]
+                           -- CMD [ARGS...]
 """
 
 from __future__ import annotations
@@ -28,12 +29,13 @@ from acp import schema
 from pydantic import BaseModel
 
 CLIENT_NAME = "py-sdk-client"
-SCENARIOS = ("echo", "tool", "tool-reject", "cancel", "all")
+SCENARIOS = ("echo", "tool", "tool-reject", "cancel", "history", "all")
 DEFAULT_PROMPTS = {
     "echo": "hello interop world",
     "tool": "tool notes.txt",
     "tool-reject": "tool notes.txt",
     "cancel": "slow",
+    "history": "hello again",
 }
 # asyncio's default StreamReader limit (64 KiB) kills the SDK's reader on a longer line.
 STDOUT_LIMIT = 64 * 1024 * 1024
@@ -232,11 +234,13 @@ class Runner:
         out["text"] = message_text(updates)
         return out
 
-    async def run(self, scenario: str, prompt: str | None) -> Json:
+    async def run(self, scenario: str, prompt: str | None, session: str | None = None) -> Json:
         out: Json = dict(self.header)
         try:
             if scenario == "cancel":
                 await self.cancel(out, prompt or DEFAULT_PROMPTS["cancel"])
+            elif scenario == "history":
+                await self.history(out, prompt or DEFAULT_PROMPTS["history"], session)
             else:
                 answer = "reject" if scenario == "tool-reject" else "allow"
                 session_id = await self.new_session(out, answer)
@@ -256,6 +260,27 @@ class Runner:
         if "sessionId" in out:
             self.finish(out, out["sessionId"])
         return out
+
+    async def history(self, out: Json, prompt: str, session: str | None) -> None:
+        listed = await self.step("session/list", self.conn.list_sessions())
+        out["sessions"] = [dump(info) for info in listed.sessions]
+        if listed.next_cursor is not None:
+            out["nextCursor"] = listed.next_cursor
+        session_id = session or (listed.sessions[0].session_id if listed.sessions else "")
+        if not session_id:
+            raise PeerFailure("session/list listed no session to load")
+        self.recorder.track(session_id)
+        out["sessionId"] = session_id
+        await self.step(
+            "session/load", self.conn.load_session(cwd=str(self.cwd), session_id=session_id)
+        )
+        out["loaded"] = list(self.recorder.updates[session_id])
+        self.recorder.track(session_id)  # (what follows: the prompt's)
+        response = await self.step(
+            "session/prompt",
+            self.conn.prompt(session_id=session_id, prompt=[acp.text_block(prompt)]),
+        )
+        out["stopReason"] = response.stop_reason
 
     async def cancel(self, out: Json, prompt: str) -> None:
         session_id = await self.new_session(out)
@@ -326,7 +351,7 @@ async def run(args: argparse.Namespace, command: list[str]) -> Json:
                 for name in ("echo", "tool", "cancel"):
                     result[name] = await runner.run(name, None)
             else:
-                result.update(await runner.run(args.scenario, args.prompt))
+                result.update(await runner.run(args.scenario, args.prompt, args.session))
     result["agentExitCode"] = process.returncode
     return result
 
@@ -338,6 +363,7 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--cwd", default=os.getcwd(), help="session cwd (default: current dir)")
     parser.add_argument("--scenario", choices=SCENARIOS, default="echo")
     parser.add_argument("--prompt", default=None, help="override the scenario's prompt text")
+    parser.add_argument("--session", default=None, help="history: the session to load")
     parser.add_argument("--step-timeout", type=float, default=20.0, help="seconds per step")
     parser.add_argument("--no-fs", action="store_true", help="advertise fs.readTextFile false")
     if "--" not in argv:
