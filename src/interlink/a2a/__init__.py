@@ -65,7 +65,7 @@ from interlink.a2a.client._negotiate import (
     NoUsableInterface,
     Outcome,
 )
-from interlink.a2a.client._transport import StreamHints, Transport, TransportConfig
+from interlink.a2a.client._transport import StreamHints, StreamMethod, Transport, TransportConfig
 from interlink.a2a.server._app import (
     AgentCardWarning,
     create_app,
@@ -142,6 +142,7 @@ __all__ = [
     "NoUsableInterface",
     "Outcome",
     "StreamHints",
+    "StreamMethod",
     "Transport",
     "TransportConfig",
     "fetch_card",

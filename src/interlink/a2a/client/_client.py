@@ -542,9 +542,8 @@ class A2AClient:
             resuming = sub.last is not None or attempt > 0
             first = True
             try:
-                stream = self.transport.stream(
-                    SUBSCRIBE_TO_TASK, request, last_event_id=sub.last, hints=hints
-                )
+                hints.last_event_id = sub.last
+                stream = self.transport.stream(SUBSCRIBE_TO_TASK, request, hints)
                 async with contextlib.aclosing(stream):
                     async for event in stream:
                         snapshot = first and isinstance(event.payload, Task)

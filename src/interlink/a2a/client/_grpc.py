@@ -40,8 +40,13 @@ from interlink.a2a._errors import (
 )
 from interlink.a2a._grpc import _convert, _status
 from interlink.a2a._methods import Method
-from interlink.a2a._types import StreamResponse
-from interlink.a2a.client._transport import GRPC, StreamEvent, StreamHints, TransportConfig
+from interlink.a2a.client._transport import (
+    GRPC,
+    StreamEvent,
+    StreamHints,
+    StreamMethod,
+    TransportConfig,
+)
 from interlink.jsonrpc import ErrorObject, RpcError
 
 if TYPE_CHECKING:
@@ -118,19 +123,14 @@ class GrpcTransport:
         return _decode(method, data)
 
     async def stream(
-        self,
-        method: Method[msgspec.Struct, StreamResponse],
-        params: msgspec.Struct,
-        *,
-        last_event_id: str | None = None,
-        hints: StreamHints | None = None,
+        self, method: StreamMethod, params: msgspec.Struct, hints: StreamHints | None = None
     ) -> AsyncGenerator[StreamEvent, None]:
         rpc: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = self._channel.unary_stream(
             self._path(method)
         )
         metadata = self._metadata
-        if last_event_id:
-            metadata = (*metadata, ("last-event-id", last_event_id))
+        if hints is not None and hints.last_event_id:
+            metadata = (*metadata, ("last-event-id", hints.last_event_id))
         call = rpc(_convert.encode(params), metadata=metadata)
         try:
             self.activated_extensions = _activated(await call.initial_metadata())

@@ -116,10 +116,11 @@ class HttpTransport(Generic[D]):
         )
 
     @staticmethod
-    def _stream_headers(accept: str, last_event_id: str | None) -> dict[str, str | bytes]:
+    def _stream_headers(accept: str, hints: StreamHints | None) -> dict[str, str | bytes]:
         headers: dict[str, str | bytes] = {"Accept": accept}
-        if last_event_id:  # (UTF-8, as EventSource sends it; none for an empty id)
-            headers["Last-Event-ID"] = last_event_id.encode()
+        last = hints.last_event_id if hints is not None else None
+        if last:  # (UTF-8, as EventSource sends it; none for an empty id)
+            headers["Last-Event-ID"] = last.encode()
         return headers
 
     def _check(self, response: httpx.Response, body: bytes) -> None:

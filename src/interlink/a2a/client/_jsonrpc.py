@@ -28,13 +28,13 @@ from interlink.a2a._errors import (
     InvalidAgentResponse,
 )
 from interlink.a2a._methods import Method
-from interlink.a2a._types import StreamResponse
 from interlink.a2a.client._http import HttpDialect, HttpTransport
 from interlink.a2a.client._sse import error_of
 from interlink.a2a.client._transport import (
     JSONRPC,
     StreamEvent,
     StreamHints,
+    StreamMethod,
     TransportConfig,
 )
 from interlink.a2a.client._v03 import V03
@@ -122,14 +122,9 @@ class JsonRpcTransport(HttpTransport[Dialect]):
         return self._result(method, await self._send(method.name, request), id_)
 
     async def stream(
-        self,
-        method: Method[msgspec.Struct, StreamResponse],
-        params: msgspec.Struct,
-        *,
-        last_event_id: str | None = None,
-        hints: StreamHints | None = None,
+        self, method: StreamMethod, params: msgspec.Struct, hints: StreamHints | None = None
     ) -> AsyncGenerator[StreamEvent, None]:
-        extra = self._stream_headers("text/event-stream", last_event_id)
+        extra = self._stream_headers("text/event-stream", hints)
         id_, request = self._post(method, params, extra, streaming=True)
         async with self._streaming(method.name, request) as response:
             if response.status_code != 200:

@@ -32,7 +32,13 @@ from interlink.a2a._errors import InvalidAgentResponse, error_from_status
 from interlink.a2a._methods import Method
 from interlink.a2a._types import StreamResponse
 from interlink.a2a.client._http import HttpDialect, HttpTransport
-from interlink.a2a.client._transport import HTTP_JSON, StreamEvent, StreamHints, TransportConfig
+from interlink.a2a.client._transport import (
+    HTTP_JSON,
+    StreamEvent,
+    StreamHints,
+    StreamMethod,
+    TransportConfig,
+)
 from interlink.jsonrpc import RpcError
 
 __all__ = ["CONTENT_TYPE", "DIALECTS", "V10", "RestDialect", "RestRequest", "RestTransport"]
@@ -161,14 +167,9 @@ class RestTransport(HttpTransport[RestDialect]):
         return self.dialect.decode_result(method, body)
 
     async def stream(
-        self,
-        method: Method[msgspec.Struct, StreamResponse],
-        params: msgspec.Struct,
-        *,
-        last_event_id: str | None = None,
-        hints: StreamHints | None = None,
+        self, method: StreamMethod, params: msgspec.Struct, hints: StreamHints | None = None
     ) -> AsyncGenerator[StreamEvent, None]:
-        extra = self._stream_headers(f"text/event-stream, {CONTENT_TYPE}", last_event_id)
+        extra = self._stream_headers(f"text/event-stream, {CONTENT_TYPE}", hints)
         request = self._route(method, params, extra, streaming=True)
         async with self._streaming(method.name, request) as response:
             kind = response.headers.get("content-type", "").split(";")[0].strip().lower()

@@ -5,10 +5,10 @@
 (JSON-RPC `_jsonrpc`, HTTP+JSON `_rest`, gRPC `_grpc`) only moves bytes:
 
 - `call(method, params)`: one unary call, the typed result of `method.result`;
-- `stream(method, params, last_event_id=..., hints=...)`: the events of a streaming
-  method as `StreamEvent`s (the `StreamResponse`'s payload and the event id, `None` when
-  the server gave none), resuming after `last_event_id` (SSE `Last-Event-ID`; the gRPC
-  binding sends it as metadata); the server's reconnection delay goes to `hints`;
+- `stream(method, params, hints)`: the events of a streaming method as `StreamEvent`s
+  (the `StreamResponse`'s payload and the event id, `None` when the server gave none),
+  resuming after `hints.last_event_id` (SSE `Last-Event-ID`; the gRPC binding sends it
+  as metadata); the server's reconnection delay goes to `hints.retry_ms`;
 - `aclose()`; and `activated_extensions`, what the agent said it activated on the last
   answer.
 
@@ -42,13 +42,12 @@ from typing import TYPE_CHECKING, Final, Protocol, TypeVar
 import msgspec
 
 from interlink.a2a._card import PROTOCOL_VERSION
+from interlink.a2a._methods import Method
 from interlink.a2a._types import Message, StreamResponse, Task, TaskArtifactUpdateEvent
 from interlink.a2a._types import TaskStatusUpdateEvent as _StatusUpdate
 
 if TYPE_CHECKING:
     import httpx
-
-    from interlink.a2a._methods import Method
 
 __all__ = [
     "JSONRPC",
@@ -56,6 +55,7 @@ __all__ = [
     "HTTP_JSON",
     "StreamEvent",
     "StreamHints",
+    "StreamMethod",
     "StreamPayload",
     "Transport",
     "TransportConfig",
@@ -83,10 +83,16 @@ class StreamEvent:
 
 @dataclass
 class StreamHints:
-    """What a stream learnt that outlives it: the server's reconnection delay (SSE
-    `retry:`, milliseconds), kept across the streams a resumed subscription opens."""
+    """Where a stream resumes and what it learnt that outlives it: the event to resume
+    after (`last_event_id`), and the server's reconnection delay (SSE `retry:`,
+    milliseconds), kept across the streams a resumed subscription opens."""
 
+    last_event_id: str | None = None
     retry_ms: int | None = None
+
+
+StreamMethod = Method[msgspec.Struct, StreamResponse]
+"""A streaming method of the generated table."""
 
 
 @dataclass(frozen=True)
@@ -137,14 +143,9 @@ class Transport(Protocol):
         ...
 
     def stream(
-        self,
-        method: Method[msgspec.Struct, StreamResponse],
-        params: msgspec.Struct,
-        *,
-        last_event_id: str | None = None,
-        hints: StreamHints | None = None,
+        self, method: StreamMethod, params: msgspec.Struct, hints: StreamHints | None = None
     ) -> AsyncGenerator[StreamEvent, None]:
-        """The events of a streaming call, resumed after `last_event_id` when given."""
+        """The events of a streaming call, resumed after `hints.last_event_id` when given."""
         ...
 
     async def aclose(self) -> None:
