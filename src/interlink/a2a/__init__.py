@@ -56,7 +56,13 @@ from interlink.a2a._errors import (
 from interlink.a2a._lifecycle import ACTIVE as ACTIVE_STATES
 from interlink.a2a._lifecycle import INTERRUPTED as INTERRUPTED_STATES
 from interlink.a2a._lifecycle import TERMINAL as TERMINAL_STATES
-from interlink.a2a.client._client import A2AClient, Reconnect, StreamEvent, StreamPayload
+from interlink.a2a.client._client import (
+    A2AClient,
+    ClientOptions,
+    Reconnect,
+    StreamEvent,
+    StreamPayload,
+)
 from interlink.a2a.client._http import KEEPALIVE_EXPIRY, http_client
 from interlink.a2a.client._negotiate import (
     Candidate,
@@ -132,6 +138,7 @@ __all__ = [
     # the client
     "A2AClient",
     "CardError",
+    "ClientOptions",
     "InvalidAgentURL",
     "KEEPALIVE_EXPIRY",
     "http_client",

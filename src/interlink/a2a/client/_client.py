@@ -32,7 +32,7 @@ import uuid
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Final, Self, TypeVar
+from typing import Final, Self, TypedDict, TypeVar, Unpack
 
 import httpx
 import msgspec
@@ -167,6 +167,27 @@ def _state_of(payload: StreamPayload) -> TaskState | None:
 
 # -- the client --------------------------------------------------------------------------
 
+DEFAULT_TIMEOUT = 60.0
+"""Seconds for each HTTP step of a call (a stream's reads excepted)."""
+DEFAULT_CONNECT = 10.0
+"""Seconds to connect."""
+
+
+class ClientOptions(TypedDict, total=False):
+    """The constructor's options, which `connect` and `from_card` pass on."""
+
+    extensions: Sequence[str]
+    bearer: str | None
+    api_key: str | None
+    headers: Mapping[str, str] | None
+    timeout: float
+    connect_timeout: float
+    idle_timeout: float | None
+    reconnect: Reconnect
+    trusted_keys: TrustedKeys | None
+    binding: str | Sequence[str] | None
+    version: str | None
+
 
 class A2AClient:
     """An async client for one interface of an agent, whatever its binding. Close it
@@ -188,8 +209,8 @@ class A2AClient:
         bearer: str | None = None,
         api_key: str | None = None,
         headers: Mapping[str, str] | None = None,
-        timeout: float = 60.0,
-        connect_timeout: float = 10.0,
+        timeout: float = DEFAULT_TIMEOUT,
+        connect_timeout: float = DEFAULT_CONNECT,
         idle_timeout: float | None = 60.0,
         reconnect: Reconnect = Reconnect(),
         trusted_keys: TrustedKeys | None = None,
@@ -288,42 +309,20 @@ class A2AClient:
         *,
         client: httpx.AsyncClient | None = None,
         card_headers: Mapping[str, str] | None = None,
-        extensions: Sequence[str] = (),
-        bearer: str | None = None,
-        api_key: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: float = 60.0,  # noqa: ASYNC109 - the client's HTTP timeout, as in __init__
-        connect_timeout: float = 10.0,
-        idle_timeout: float | None = 60.0,
-        reconnect: Reconnect = Reconnect(),
-        trusted_keys: TrustedKeys | None = None,
-        binding: str | Sequence[str] | None = None,
-        version: str | None = None,
         probe_timeout: float | None = None,
+        **options: Unpack[ClientOptions],
     ) -> A2AClient:
         """Fetch the card at `url` (see `fetch_card`) and connect to the interface that
-        answers first (see `from_card`). With `trusted_keys`, a card (and extended card)
-        that no trusted key signed is refused: `CardSignatureError`, saying why."""
+        answers first (see `from_card`; `options` are the constructor's). With
+        `trusted_keys`, a card (and extended card) that no trusted key signed is refused:
+        `CardSignatureError`, saying why."""
         own = client is None
-        http = client or http_client(timeout, connect_timeout)
+        timeout = options.get("timeout", DEFAULT_TIMEOUT)
+        http = client or http_client(timeout, options.get("connect_timeout", DEFAULT_CONNECT))
         try:
             card, card_url = await fetch_card(url, client=http, headers=card_headers)
             self = await cls.from_card(
-                card,
-                card_url=card_url,
-                client=http,
-                extensions=extensions,
-                bearer=bearer,
-                api_key=api_key,
-                headers=headers,
-                timeout=timeout,
-                connect_timeout=connect_timeout,
-                idle_timeout=idle_timeout,
-                reconnect=reconnect,
-                trusted_keys=trusted_keys,
-                binding=binding,
-                version=version,
-                probe_timeout=probe_timeout,
+                card, card_url=card_url, client=http, probe_timeout=probe_timeout, **options
             )
         except BaseException:
             if own:
@@ -339,41 +338,19 @@ class A2AClient:
         *,
         card_url: str = "",
         client: httpx.AsyncClient | None = None,
-        extensions: Sequence[str] = (),
-        bearer: str | None = None,
-        api_key: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: float = 60.0,  # noqa: ASYNC109 - the client's HTTP timeout, as in __init__
-        connect_timeout: float = 10.0,
-        idle_timeout: float | None = 60.0,
-        reconnect: Reconnect = Reconnect(),
-        trusted_keys: TrustedKeys | None = None,
-        binding: str | Sequence[str] | None = None,
-        version: str | None = None,
         probe_timeout: float | None = None,
+        **options: Unpack[ClientOptions],
     ) -> A2AClient:
         """A client for the first interface of `card` that answers, in the order of the
-        `plan`. When there is more than one to choose from, each is tried with one
-        `GetTask` (`probe_timeout`, default `connect_timeout`, for its answer) and the
-        next is tried when it does not answer; `NoInterfaceAnswered` when none does.
-        `client.negotiation` says what became of every interface, and why."""
-        self = cls(
-            card,
-            card_url=card_url,
-            client=client,
-            extensions=extensions,
-            bearer=bearer,
-            api_key=api_key,
-            headers=headers,
-            timeout=timeout,
-            connect_timeout=connect_timeout,
-            idle_timeout=idle_timeout,
-            reconnect=reconnect,
-            trusted_keys=trusted_keys,
-            binding=binding,
-            version=version,
-        )
-        await self._negotiate(connect_timeout if probe_timeout is None else probe_timeout)
+        `plan` (`options` are the constructor's). When there is more than one to choose
+        from, each is tried with one `GetTask` (`probe_timeout`, default
+        `connect_timeout`, for its answer) and the next is tried when it does not answer;
+        `NoInterfaceAnswered` when none does. `client.negotiation` says what became of
+        every interface, and why."""
+        self = cls(card, card_url=card_url, client=client, **options)
+        if probe_timeout is None:
+            probe_timeout = options.get("connect_timeout", DEFAULT_CONNECT)
+        await self._negotiate(probe_timeout)
         return self
 
     def _use_api_key(self, key: str) -> None:
