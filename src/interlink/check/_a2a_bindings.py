@@ -22,7 +22,16 @@ import httpx
 
 from interlink.a2a import ERROR_DOMAIN as DOMAIN
 from interlink.a2a import REASON_CODES, status_of
-from interlink.check._a2a_wire import A2A_VERSION, Json, Reply, SseEvent, Stream, Wire
+from interlink.check._a2a_wire import (
+    A2A_VERSION,
+    Headers,
+    Json,
+    Reply,
+    SseEvent,
+    Stream,
+    Version,
+    Wire,
+)
 from interlink.check._cases import Fail
 
 __all__ = [
@@ -83,12 +92,7 @@ class Binding(Protocol):
     url: str
 
     async def call(
-        self,
-        method: str,
-        params: Json,
-        *,
-        version: str | None = A2A_VERSION,
-        headers: Mapping[str, str] | None = None,
+        self, method: str, params: Json, *, version: Version = A2A_VERSION, headers: Headers = None
     ) -> Reply: ...
 
     def stream(
@@ -117,12 +121,7 @@ class JsonRpc:
         self.wire, self.url = wire, url
 
     async def call(
-        self,
-        method: str,
-        params: Json,
-        *,
-        version: str | None = A2A_VERSION,
-        headers: Mapping[str, str] | None = None,
+        self, method: str, params: Json, *, version: Version = A2A_VERSION, headers: Headers = None
     ) -> Reply:
         return await self.wire.rpc(self.url, method, params, version=version, headers=headers)
 
@@ -261,12 +260,7 @@ class Rest:
         return verb, url, json.dumps(rest).encode()
 
     async def call(
-        self,
-        method: str,
-        params: Json,
-        *,
-        version: str | None = A2A_VERSION,
-        headers: Mapping[str, str] | None = None,
+        self, method: str, params: Json, *, version: Version = A2A_VERSION, headers: Headers = None
     ) -> Reply:
         verb, url, body = self.request(method, params)
         sent = {**REST_MEDIA, **(headers or {})}

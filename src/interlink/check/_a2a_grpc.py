@@ -28,7 +28,7 @@ from google.protobuf.message import Message
 from interlink.a2a import status_of
 from interlink.a2a.grpc import POOL, STATUS_KEY, decode_status
 from interlink.check._a2a_bindings import GRPC, Events, a2a_code, grpc_target, http_form, one_kind
-from interlink.check._a2a_wire import A2A_VERSION, Json, Refused, Reply, Wire
+from interlink.check._a2a_wire import A2A_VERSION, Headers, Json, Refused, Reply, Version, Wire
 
 __all__ = ["Grpc", "GrpcReply"]
 
@@ -148,12 +148,7 @@ class Grpc:
         return request, answer, f"/{SERVICE.full_name}/{method}"
 
     async def call(
-        self,
-        method: str,
-        params: Json,
-        *,
-        version: str | None = A2A_VERSION,
-        headers: Mapping[str, str] | None = None,
+        self, method: str, params: Json, *, version: Version = A2A_VERSION, headers: Headers = None
     ) -> Reply:
         request, answer, path = self._request(method, params)
         stub = self.channel.unary_unary(

@@ -28,7 +28,16 @@ from typing import TYPE_CHECKING, TypeVar, cast
 import httpx
 
 from interlink.check._a2a_bindings import JSONRPC, Binding
-from interlink.check._a2a_wire import A2A_VERSION, Json, Refused, Reply, Webhook, Wire
+from interlink.check._a2a_wire import (
+    A2A_VERSION,
+    Headers,
+    Json,
+    Refused,
+    Reply,
+    Version,
+    Webhook,
+    Wire,
+)
 from interlink.check._cases import Cases, Entry, Fail, Registry, Skip, run_case
 from interlink.check._report import Outcome, Report, Result
 
@@ -178,8 +187,8 @@ class Ctx:
         method: str,
         params: Mapping[str, object] | None = None,
         *,
-        version: str | None = A2A_VERSION,
-        headers: Mapping[str, str] | None = None,
+        version: Version = A2A_VERSION,
+        headers: Headers = None,
     ) -> Reply:
         """`method` on the binding spoken; its answer read as JSON-RPC's (see `Binding`)."""
         return await self.binding.call(method, dict(params or {}), version=version, headers=headers)

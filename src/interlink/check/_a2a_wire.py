@@ -40,6 +40,10 @@ _EOL = re.compile(rb"\r\n|\r|\n")
 A2A_VERSION = "1.0"
 
 Json = dict[str, object]
+Version = str | None
+"""An `A2A-Version` to send (None: the header is left out)."""
+Headers = Mapping[str, str] | None
+"""Headers to send beside the ones a call sets."""
 
 
 def is_loopback(host: str) -> bool:
@@ -282,12 +286,7 @@ class Wire:
         return headers
 
     async def post(
-        self,
-        url: str,
-        body: bytes,
-        *,
-        version: str | None = A2A_VERSION,
-        headers: Mapping[str, str] | None = None,
+        self, url: str, body: bytes, *, version: Version = A2A_VERSION, headers: Headers = None
     ) -> Reply:
         return await self.send("POST", url, body, version=version, headers=headers)
 
@@ -297,8 +296,8 @@ class Wire:
         url: str,
         body: bytes | None = None,
         *,
-        version: str | None = A2A_VERSION,
-        headers: Mapping[str, str] | None = None,
+        version: Version = A2A_VERSION,
+        headers: Headers = None,
     ) -> Reply:
         """One HTTP request (JSON body, A2A-Version unless None); the whole answer."""
         self._check(url)
@@ -314,8 +313,8 @@ class Wire:
         params: object = None,
         *,
         id: object = None,
-        version: str | None = A2A_VERSION,
-        headers: Mapping[str, str] | None = None,
+        version: Version = A2A_VERSION,
+        headers: Headers = None,
     ) -> Reply:
         request: Json = {"jsonrpc": "2.0", "id": self.next_id() if id is None else id}
         request["method"] = method
@@ -331,8 +330,8 @@ class Wire:
         method: str,
         params: object,
         *,
-        version: str | None = A2A_VERSION,
-        headers: Mapping[str, str] | None = None,
+        version: Version = A2A_VERSION,
+        headers: Headers = None,
     ) -> AsyncIterator[Stream]:
         """A streaming JSON-RPC call: yields a `Stream` whose `reply` is set when the
         server answered with something other than `text/event-stream` (an error)."""
@@ -350,8 +349,8 @@ class Wire:
         url: str,
         body: bytes | None,
         *,
-        version: str | None = A2A_VERSION,
-        headers: Mapping[str, str] | None = None,
+        version: Version = A2A_VERSION,
+        headers: Headers = None,
     ) -> AsyncIterator[Stream]:
         """POST `body` and yield the SSE response (or, in `reply`, the other answer)."""
         self._check(url)
