@@ -1,16 +1,18 @@
 """A2A 0.3 client peer on the official Python SDK (PyPI ``a2a-sdk==0.3.26``), public API
-only: ``A2ACardResolver``, ``ClientFactory`` and the ``Client`` it makes (JSON-RPC).
+only: ``A2ACardResolver``, ``ClientFactory`` and the ``Client`` it makes, over JSON-RPC or
+(``--transport rest``) HTTP+JSON, the interface of the card it picks.
 
 Runs every scenario against one A2A server and prints ONE JSON object: for each scenario
 what it observed (0.3 objects as the SDK's pydantic models dump them: camelCase, `kind`,
-lower-case states), errors as ``{"error": {"code", "message", "data"}}``, and
+lower-case states), errors as ``{"error": {"code", "message", "data"}}`` (over HTTP+JSON
+the SDK gives only the HTTP status: ``{"error": {"http": status}}``), and
 ``requests`` (every HTTP request the SDK made: method, path, JSON-RPC method,
 ``A2A-Version``). Exit 0 on success (also when a step got an A2A error: it is
 recorded); non-zero with a message on stderr on anything else.
 
 Needs a2a-sdk 0.3.26 first on PYTHONPATH (it cannot share a venv with 1.x):
 ``pip install --target DIR 'a2a-sdk[http-server]==0.3.26'``, then
-``PYTHONPATH=DIR python py_v03_client.py URL [--step-timeout SECONDS]``.
+``PYTHONPATH=DIR python py_v03_client.py URL [--transport rest] [--step-timeout SECONDS]``.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from typing import Any, TypeVar
 
 import httpx
 from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
-from a2a.client.errors import A2AClientJSONRPCError
+from a2a.client.errors import A2AClientHTTPError, A2AClientJSONRPCError
 from a2a.types import (
+    GetTaskPushNotificationConfigParams,
     Message,
     MessageSendConfiguration,
     Part,
@@ -36,6 +39,7 @@ from a2a.types import (
     TaskPushNotificationConfig,
     TaskQueryParams,
     TextPart,
+    TransportProtocol,
 )
 from pydantic import BaseModel
 
@@ -52,8 +56,9 @@ def dump(model: BaseModel) -> Json:
 
 
 class Peer:
-    def __init__(self, url: str, step_timeout: float) -> None:
+    def __init__(self, url: str, step_timeout: float, transport: str) -> None:
         self.url = url
+        self.rest = transport == "rest"
         self.step_timeout = step_timeout
         self.requests: list[Json] = []
         self.http = httpx.AsyncClient(timeout=step_timeout, event_hooks={"request": [self._record]})
@@ -87,6 +92,8 @@ class Peer:
             result = await self.step(label, aw)
         except A2AClientJSONRPCError as exc:
             return {"error": exc.error.model_dump(mode="json", exclude_none=True)}
+        except A2AClientHTTPError as exc:
+            return {"error": {"http": exc.status_code}}
         return {"result": None if result is None else dump(result)}
 
     async def events(self, label: str, stream: AsyncIterator[Any]) -> Json:
@@ -108,6 +115,8 @@ class Peer:
             raise PeerFailure(f"stream {label!r} not over in {self.step_timeout} s") from None
         except A2AClientJSONRPCError as exc:
             return {"events": events, "error": exc.error.model_dump(mode="json", exclude_none=True)}
+        except A2AClientHTTPError as exc:
+            return {"events": events, "error": {"http": exc.status_code}}
         return {"events": events}
 
     @staticmethod
@@ -123,8 +132,15 @@ class Peer:
     async def run(self) -> Json:
         card = await self.step("card", A2ACardResolver(self.http, self.url).get_agent_card())
         out: Json = {"card": dump(card)}
-        factory = ClientFactory(ClientConfig(streaming=False, httpx_client=self.http))
-        streaming = ClientFactory(ClientConfig(streaming=True, httpx_client=self.http))
+        transports: list[str | TransportProtocol] = [
+            TransportProtocol.http_json if self.rest else TransportProtocol.jsonrpc
+        ]
+        factory = ClientFactory(
+            ClientConfig(streaming=False, httpx_client=self.http, supported_transports=transports)
+        )
+        streaming = ClientFactory(
+            ClientConfig(streaming=True, httpx_client=self.http, supported_transports=transports)
+        )
         client: Client = factory.create(card)
         stream_client: Client = streaming.create(card)
 
@@ -195,9 +211,15 @@ class Peer:
             ),
         )
         out["pushSet"] = await self.attempt("push set", client.set_task_callback(config))
-        out["pushGet"] = await self.attempt(
-            "push get", client.get_task_callback(TaskIdParams(id=asked2["id"]))
-        )
+        if self.rest:  # (its REST transport needs the config's id: the task's, by default)
+            which = GetTaskPushNotificationConfigParams(
+                id=asked2["id"], push_notification_config_id=asked2["id"]
+            )
+            out["pushGet"] = await self.attempt("push get", client.get_task_callback(which))
+        else:
+            out["pushGet"] = await self.attempt(
+                "push get", client.get_task_callback(TaskIdParams(id=asked2["id"]))
+            )
         out["requests"] = self.requests
         await self.http.aclose()
         return out
@@ -206,10 +228,11 @@ class Peer:
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("url")
+    parser.add_argument("--transport", choices=["jsonrpc", "rest"], default="jsonrpc")
     parser.add_argument("--step-timeout", type=float, default=15.0)
     args = parser.parse_args()
     try:
-        out = await Peer(args.url, args.step_timeout).run()
+        out = await Peer(args.url, args.step_timeout, args.transport).run()
     except PeerFailure as exc:
         print(f"py_v03_client: {exc}", file=sys.stderr)
         return 1
