@@ -57,8 +57,8 @@ _JSON = (b"content-type", b"application/json")
 def route(verb: str, path: str) -> Handle | None:
     """The handler of a 0.3 request to `verb path`, None for a path of no 0.3 route."""
     found = find(verb, path)
-    if found is None:
-        return None
+    if found is None or (isinstance(found, list) and verb == "HEAD"):
+        return None  # (HEAD as on the 1.0 routes: not found rather than not allowed)
     if isinstance(found, list):
         return functools.partial(_not_allowed, found)
     return functools.partial(_handle, *found)
