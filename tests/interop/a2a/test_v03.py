@@ -37,12 +37,16 @@ from interlink.a2a import (
 )
 from interlink.a2a import types as t
 from interlink.a2a.server.bindings._rest_v03 import HTTP_STATUS
+from tests.a2a.test_compat_v03_serving import sdk_v03
 from tests.interop.a2a.conftest import (
     PEERS,
     ROOT,
     A2AServer,
+    Delivery,
     PeerRunError,
+    WebhookReceiver,
     peer_server,
+    serve,
     v03_env,
 )
 from tests.interop.a2a.test_our_client import status_text
@@ -55,24 +59,13 @@ ASK_PROMPT = "What should I do? Send a follow-up message to this task."
 ACTIVE = {"submitted", "working"}
 
 
-@pytest.fixture(scope="module", params=["jsonrpc", "rest"])
-def sdk_client_run(
-    request: pytest.FixtureRequest, a2a_v03_sdk: Path, a2a_server: A2AServer
-) -> Json:
-    """What the 0.3 SDK client saw of our server, every scenario in one run, over the
-    transport of the param (`transport` in the result)."""
-    transport = request.param
-    cmd = [
-        sys.executable,
-        str(PEERS / "py_v03_client.py"),
-        a2a_server.url,
-        "--transport",
-        transport,
-    ]
+def run_v03_client(sdk_dir: Path, server: A2AServer, *args: str) -> Json:
+    """The JSON object the 0.3 client peer printed, run against `server` with `args`."""
+    cmd = [sys.executable, str(PEERS / "py_v03_client.py"), server.url, *args]
     with subprocess.Popen(
         cmd,
         cwd=ROOT,
-        env=v03_env(a2a_v03_sdk),
+        env=v03_env(sdk_dir),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -88,10 +81,20 @@ def sdk_client_run(
     if proc.returncode != 0:
         raise PeerRunError(
             f"0.3 client exited {proc.returncode}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
-            f"\n--- server stderr\n{a2a_server.stderr_tail()}"
+            f"\n--- server stderr\n{server.stderr_tail()}"
         )
     out: Json = json.loads(stdout)
-    out["transport"] = transport
+    return out
+
+
+@pytest.fixture(scope="module", params=["jsonrpc", "rest"])
+def sdk_client_run(
+    request: pytest.FixtureRequest, a2a_v03_sdk: Path, a2a_server: A2AServer
+) -> Json:
+    """What the 0.3 SDK client saw of our server, every scenario in one run, over the
+    transport of the param (`transport` in the result)."""
+    out = run_v03_client(a2a_v03_sdk, a2a_server, "--transport", request.param)
+    out["transport"] = request.param
     return out
 
 
@@ -253,6 +256,43 @@ def test_push_config(sdk_client_run: Json) -> None:
     assert config["token"] == "tok-1"
     assert config["id"] == made["taskId"]  # (0.3: a config without an id gets the task's)
     assert sdk_client_run["pushGet"]["result"] == made
+
+
+@pytest.fixture(scope="module")
+def a2a_push_server() -> Iterator[A2AServer]:
+    """Our server, with push webhooks allowed on 127.0.0.1."""
+    with serve(["--push-allow", "127.0.0.1"]) as server:
+        yield server
+
+
+@pytest.mark.parametrize("transport", ["jsonrpc", "rest"])
+def test_a_0_3_clients_webhook_gets_0_3_tasks(
+    transport: str, a2a_v03_sdk: Path, a2a_push_server: A2AServer, webhook: WebhookReceiver
+) -> None:
+    """The SDK sets a push config on a task that asks; the follow-up completes it, and
+    each event goes to the webhook as 0.3 posts it: the task, in 0.3 JSON, with the
+    config's token (what the SDK's own server sends)."""
+    out = run_v03_client(
+        a2a_v03_sdk, a2a_push_server, "--transport", transport, "--push", webhook.url
+    )
+    assert "result" in out["pushSet"], out["pushSet"]
+    task = out["pushed"]
+    assert task["status"]["state"] == "completed"
+
+    def done(deliveries: list[Delivery]) -> bool:
+        return any(d.body.get("status", {}).get("state") == "completed" for d in deliveries)
+
+    deliveries = webhook.wait_for(done, timeout=20)
+    assert done(deliveries), deliveries
+    for delivery in deliveries:
+        sdk_v03().Task.model_validate(delivery.body)
+        assert delivery.headers["x-a2a-notification-token"] == "tok-v03"
+        assert delivery.body["kind"] == "task"
+        assert delivery.body["id"] == task["id"]
+        assert delivery.body["contextId"] == task["contextId"]
+    assert deliveries[-1].body["artifacts"][0]["parts"] == [
+        {"kind": "text", "text": "thanks, you said: red"}
+    ]
 
 
 # -- our client against the 0.3 SDK server ---------------------------------------------------

@@ -59,7 +59,7 @@ __all__ = [
     "sdk_v03_payload",
 ]
 
-V03: Final = "0.3"
+V03: Final = compat.VERSION
 #: the bindings that serve 0.3 (HTTP+JSON at its `/v1/...` routes: `bindings._rest_v03`)
 BINDINGS: Final = frozenset({"JSONRPC", "HTTP+JSON"})
 #: the 0.3 methods whose every answer is an SSE stream, errors too

@@ -7,7 +7,9 @@ what it observed (0.3 objects as the SDK's pydantic models dump them: camelCase,
 lower-case states), errors as ``{"error": {"code", "message", "data"}}`` (over HTTP+JSON
 the SDK gives only the HTTP status: ``{"error": {"http": status}}``), and
 ``requests`` (every HTTP request the SDK made: method, path, JSON-RPC method,
-``A2A-Version``). Exit 0 on success (also when a step got an A2A error: it is
+``A2A-Version``). With ``--push WEBHOOK``, only the push scenario: a task asks, a push
+config to the webhook is set on it (token ``tok-v03``), the follow-up completes it;
+``pushed`` is that task. Exit 0 on success (also when a step got an A2A error: it is
 recorded); non-zero with a message on stderr on anything else.
 
 Needs a2a-sdk 0.3.26 first on PYTHONPATH (it cannot share a venv with 1.x):
@@ -129,9 +131,9 @@ class Peer:
             context_id=context_id,
         )
 
-    async def run(self) -> Json:
+    async def clients(self) -> tuple[Json, Client, Client]:
+        """The card, and a client and a streaming client on the interface it picks."""
         card = await self.step("card", A2ACardResolver(self.http, self.url).get_agent_card())
-        out: Json = {"card": dump(card)}
         transports: list[str | TransportProtocol] = [
             TransportProtocol.http_json if self.rest else TransportProtocol.jsonrpc
         ]
@@ -141,8 +143,25 @@ class Peer:
         streaming = ClientFactory(
             ClientConfig(streaming=True, httpx_client=self.http, supported_transports=transports)
         )
-        client: Client = factory.create(card)
-        stream_client: Client = streaming.create(card)
+        return dump(card), factory.create(card), streaming.create(card)
+
+    async def push(self, webhook: str) -> Json:
+        card, client, _ = await self.clients()
+        asked = (await self.events("ask", client.send_message(self.message("ask"))))["events"][0]
+        config = TaskPushNotificationConfig(
+            task_id=asked["id"],
+            push_notification_config=PushNotificationConfig(url=webhook, token="tok-v03"),
+        )
+        made = await self.attempt("push set", client.set_task_callback(config))
+        answered = await self.events(
+            "answer", client.send_message(self.message("red", task_id=asked["id"]))
+        )
+        await self.http.aclose()
+        return {"card": card, "pushSet": made, "pushed": answered["events"][0]}
+
+    async def run(self) -> Json:
+        card, client, stream_client = await self.clients()
+        out: Json = {"card": card}
 
         sent = await self.events("send", client.send_message(self.message("echo hello v03")))
         out["send"] = sent
@@ -230,9 +249,11 @@ async def main() -> int:
     parser.add_argument("url")
     parser.add_argument("--transport", choices=["jsonrpc", "rest"], default="jsonrpc")
     parser.add_argument("--step-timeout", type=float, default=15.0)
+    parser.add_argument("--push", metavar="WEBHOOK", help="run only the push scenario")
     args = parser.parse_args()
     try:
-        out = await Peer(args.url, args.step_timeout, args.transport).run()
+        peer = Peer(args.url, args.step_timeout, args.transport)
+        out = await (peer.push(args.push) if args.push else peer.run())
     except PeerFailure as exc:
         print(f"py_v03_client: {exc}", file=sys.stderr)
         return 1
