@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from interlink.a2a.stores._base import TaskRow
+from interlink.a2a.stores._base import NewConfigs, TaskRow
 from interlink.a2a.stores._memory import MemoryTaskStore
 
 
@@ -29,7 +29,7 @@ class HookedStore(MemoryTaskStore):
         self,
         row: TaskRow,
         events: Sequence[bytes],
-        push_configs: Sequence[tuple[str, bytes]] = (),
+        push_configs: NewConfigs = (),
     ) -> TaskRow:
         await self.before_create(events)
         return await super().create(row, events, push_configs)

@@ -153,18 +153,22 @@ async def test_a_request_without_a_version_is_served_in_0_3(serve: Serve) -> Non
     assert again["result"] == task
 
 
+#: the 0.3 error of `tasks/get` of the task "nope", on every binding
+NOPE_NOT_FOUND: Json = {
+    "code": -32001,
+    "message": "Task 'nope' not found",
+    "data": {
+        "reason": "TASK_NOT_FOUND",
+        "domain": "a2a-protocol.org",
+        "metadata": {"taskId": "nope"},
+    },
+}
+
+
 async def test_0_3_errors_carry_free_form_data(serve: Serve) -> None:
     served = await serve(create_app(Scripted(), card()))
     unknown = await call_v03(served, "tasks/get", {"id": "nope"})
-    assert unknown["error"] == {
-        "code": -32001,
-        "message": "Task 'nope' not found",
-        "data": {
-            "reason": "TASK_NOT_FOUND",
-            "domain": "a2a-protocol.org",
-            "metadata": {"taskId": "nope"},
-        },
-    }
+    assert unknown["error"] == NOPE_NOT_FOUND
     bad = await call_v03(served, "tasks/get", {"id": 5})
     assert bad["error"]["code"] == -32602
     violation = bad["error"]["data"]["details"][0]["fieldViolations"][0]
@@ -224,13 +228,26 @@ async def test_the_extended_card_in_0_3_has_the_url_of_the_public_card(serve: Se
 
 
 def test_the_0_3_fields_name_only_the_interfaces_that_serve_0_3() -> None:
-    published = PublishedCard(card(), interfaces=[("JSONRPC", "/"), ("HTTP+JSON", "/")])
+    interfaces = [("JSONRPC", "/"), ("HTTP+JSON", ""), ("GRPC", "agent.example:50051")]
+    published = PublishedCard(card(), interfaces=interfaces)
     _, _, body = published.response(*request(None))
     served = msgspec.json.decode(body)
-    assert [i["protocolBinding"] for i in served["supportedInterfaces"]] == ["JSONRPC", "HTTP+JSON"]
+    assert [i["protocolBinding"] for i in served["supportedInterfaces"]] == [
+        "JSONRPC",
+        "HTTP+JSON",
+        "GRPC",
+    ]
     assert served["url"] == "https://agent.example/"
     assert served["preferredTransport"] == "JSONRPC"
-    assert "additionalInterfaces" not in served  # (0.3's HTTP+JSON is not served)
-    rest_only = PublishedCard(card(), interfaces=[("HTTP+JSON", "/")])
+    # gRPC serves 1.0 alone; HTTP+JSON serves 0.3 at its /v1/... routes below the URL
+    assert served["additionalInterfaces"] == [
+        {"url": "https://agent.example/", "transport": "JSONRPC"},
+        {"url": "https://agent.example", "transport": "HTTP+JSON"},
+    ]
+    sdk_v03().AgentCard.model_validate(served)
+    rest_only = PublishedCard(card(), interfaces=[("HTTP+JSON", "")])
     _, _, alone = rest_only.response(*request(None))
+    assert msgspec.json.decode(alone)["preferredTransport"] == "HTTP+JSON"
+    grpc_only = PublishedCard(card(), interfaces=[("GRPC", "agent.example:50051")])
+    _, _, alone = grpc_only.response(*request(None))
     assert "url" not in msgspec.json.decode(alone)  # no 0.3 form: the 1.0 card

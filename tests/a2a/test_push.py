@@ -1,6 +1,7 @@
 """Push delivery against real webhook receivers on 127.0.0.1: body and headers, retries
 with backoff, the retry budget, permanent failures, a hanging webhook, per-lane order,
-and delivery after a restart (SQLite outbox). The SSRF guard: `test_push_ssrf.py`.
+delivery after a restart (SQLite outbox), and the bodies of a 0.3 client's configs (the
+task as 0.3 JSON). The SSRF guard: `test_push_ssrf.py`.
 """
 
 from __future__ import annotations
@@ -18,12 +19,15 @@ from typing import Protocol
 import httpx
 import pytest
 
-from interlink.a2a import _codec
+from interlink.a2a import A2AApp, _codec, create_app
 from interlink.a2a._types import AuthenticationInfo, TaskPushNotificationConfig
 from interlink.a2a.server._push import IDEMPOTENCY_HEADER, TOKEN_HEADER, PushDelivery
 from interlink.a2a.stores._base import TaskStore
 from interlink.a2a.stores._memory import MemoryTaskStore
 from interlink.a2a.stores._sqlite import SqliteTaskStore
+from tests.a2a.agents import Scripted, card
+from tests.a2a.conftest import Served
+from tests.a2a.test_compat_v03_serving import call_v03, sdk_v03, v03_message
 from tests.a2a.test_store import row
 
 pytestmark = pytest.mark.timeout(20)
@@ -514,7 +518,6 @@ async def test_a_hanging_webhook_delays_no_stream(tmp_path: Path) -> None:
 
     from interlink.a2a import create_app
     from tests.a2a.agents import Scripted, card, message
-    from tests.a2a.conftest import Served
 
     accepted = asyncio.Event()
     done = asyncio.Event()
@@ -558,3 +561,60 @@ async def test_a_hanging_webhook_delays_no_stream(tmp_path: Path) -> None:
         hook.close()
         await hook.wait_closed()
         await asyncio.sleep(0)  # the handler finishes on its next turn
+
+
+# -- for A2A 0.3 clients ----------------------------------------------------------------------
+
+Serve = Callable[[A2AApp], Awaitable[Served]]
+
+
+def webhook(receiver: Receiver, token: str) -> dict[str, str]:
+    return {"url": receiver.url, "token": token}
+
+
+async def test_a_0_3_config_gets_the_task_as_0_3_json(serve: Serve, receivers: Start) -> None:
+    old, new, rest, inline = [await receivers() for _ in range(4)]
+    app = create_app(Scripted(), card(), push_allow=["127.0.0.1"])
+    served = await serve(app)
+    asked = await call_v03(served, "message/send", {"message": v03_message("ask")})
+    task_id = asked["result"]["id"]
+    set_old = {"taskId": task_id, "pushNotificationConfig": {"id": "old", **webhook(old, "t-old")}}
+    assert "result" in await call_v03(served, "tasks/pushNotificationConfig/set", set_old)
+    set_new = {"taskId": task_id, "id": "new", **webhook(new, "t-new")}
+    assert "result" in await served.call("CreateTaskPushNotificationConfig", set_new)
+    by_rest = {"config": {"pushNotificationConfig": {"id": "rest", **webhook(rest, "t-rest")}}}
+    answer = await served.client.post(
+        f"{served.url}v1/tasks/{task_id}/pushNotificationConfigs", json=by_rest
+    )
+    assert answer.status_code == 200, answer.text
+    # the follow-up completes the task: working, an artifact, completed
+    more = {"message": v03_message("more", taskId=task_id)}
+    assert (await call_v03(served, "message/send", more))["result"]["status"]["state"] == (
+        "completed"
+    )
+
+    for receiver, token in ((old, "t-old"), (rest, "t-rest")):
+        got = await receiver.wait_for(3)
+        for request in got:
+            body = json.loads(request.body)
+            sdk_v03().Task.model_validate(body)
+            assert body["kind"] == "task"
+            assert body["id"] == task_id
+            assert request.headers[TOKEN_HEADER.lower()] == token
+        assert json.loads(got[-1].body)["status"]["state"] == "completed"
+        assert [p["text"] for p in json.loads(got[-1].body)["artifacts"][0]["parts"]] == [
+            "got more"
+        ]
+    events = [json.loads(r.body) for r in await new.wait_for(3)]
+    assert [next(iter(e)) for e in events] == ["statusUpdate", "artifactUpdate", "statusUpdate"]
+    assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+    # a config given with a 0.3 message (inline) is 0.3's too, from the first event on
+    params = {
+        "message": v03_message("echo pushed"),
+        "configuration": {"pushNotificationConfig": webhook(inline, "t-inline")},
+    }
+    sent = await call_v03(served, "message/send", params)
+    assert sent["result"]["status"]["state"] == "completed"
+    bodies = [json.loads(r.body) for r in await inline.wait_for(1)]
+    assert all(b["kind"] == "task" and b["id"] == sent["result"]["id"] for b in bodies)

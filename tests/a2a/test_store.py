@@ -15,7 +15,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from interlink.a2a.stores._base import StoreError, TaskExists, TaskRow, TaskStore, VersionConflict
+from interlink.a2a.stores._base import (
+    PushConfig,
+    StoreError,
+    TaskExists,
+    TaskRow,
+    TaskStore,
+    VersionConflict,
+)
 from interlink.a2a.stores._memory import MemoryTaskStore
 from interlink.a2a.stores._sqlite import SqliteTaskStore
 
@@ -512,3 +519,40 @@ def test_random_appends_match_a_model(
 
     with tempfile.TemporaryDirectory() as directory:
         asyncio.run(run(Path(directory)))
+
+
+LATER_US = 2**62
+"""A `now` at which every queued delivery is due."""
+
+
+async def test_a_config_keeps_the_version_of_its_client(store: TaskStore) -> None:
+    await store.create(row("t1"), [b"e1"], [PushConfig("old", b"O", "0.3"), ("new", b"N")])
+    await store.put_push_config("", "t1", "set", b"S", "0.3")
+    await touch(store, "", "t1", 2_000)
+    heads = await store.claim_deliveries(LATER_US, 10, 1)
+    assert {(d.config_id, d.seq, d.protocol) for d in heads} == {
+        ("old", 1, "0.3"),
+        ("new", 1, "1.0"),
+        ("set", 2, "0.3"),
+    }
+    assert await store.list_push_configs("", "t1") == [("old", b"O"), ("new", b"N"), ("set", b"S")]
+    # set again by a client of the other version: it is that version's now
+    await store.put_push_config("", "t1", "old", b"O2")
+    await store.put_push_config("", "t1", "new", b"N2", "0.3")
+    again = await store.claim_deliveries(LATER_US + 10, 10, 1)  # (the claims ran out)
+    assert {(d.config_id, d.config, d.protocol) for d in again} == {
+        ("old", b"O2", "1.0"),
+        ("new", b"N2", "0.3"),
+        ("set", b"S", "0.3"),
+    }
+
+
+async def delivers_as_1_0(store: TaskStore) -> None:
+    """Open `store`, whose one queued delivery (event `E` of task `t1` to config `h`) was
+    stored before configs had a version, and find it 1.0's."""
+    await store.open()
+    try:
+        (delivery,) = await store.claim_deliveries(LATER_US, 10, 1)
+        assert (delivery.config_id, delivery.protocol, delivery.payload) == ("h", "1.0", b"E")
+    finally:
+        await store.close()

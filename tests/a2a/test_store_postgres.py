@@ -21,9 +21,10 @@ import asyncpg
 import pytest
 
 from interlink.a2a.stores._base import StoreError
+from interlink.a2a.stores._postgres import _MIGRATIONS as PG_MIGRATIONS
 from interlink.a2a.stores._postgres import SCHEMA_VERSION, PostgresTaskStore, upgrade
 from interlink.a2a.stores._url import open_store
-from tests.a2a.test_store import WORKING, row, touch
+from tests.a2a.test_store import WORKING, delivers_as_1_0, row, touch
 from tests.spec import unavailable
 
 pytestmark = pytest.mark.timeout(60)
@@ -311,3 +312,37 @@ async def test_no_server_skips_or_fails_under_ci(monkeypatch: pytest.MonkeyPatch
     expected = pytest.fail.Exception if ci else pytest.skip.Exception
     with pytest.raises(expected, match="pg_ctlcluster --skip-systemctl-redirect"):
         await server_url()
+
+
+async def test_postgres_configs_stored_before_the_column_are_1_0s(
+    schema: tuple[str, str],
+) -> None:
+    url, name = schema
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(f'CREATE SCHEMA "{name}"')
+        await conn.execute(f'SET search_path = "{name}"')
+        await conn.execute(
+            "CREATE TABLE schema_migrations"
+            " (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)"
+        )
+        for version, statements in enumerate(PG_MIGRATIONS[:3], 1):
+            for statement in statements:
+                await conn.execute(statement)
+            await conn.execute("INSERT INTO schema_migrations VALUES ($1, 0)", version)
+        await conn.execute(
+            "INSERT INTO tasks VALUES ('', 't1', 'c', 'a', 'TASK_STATE_WORKING', 1, 1, 1, 'T')"
+        )
+        await conn.execute("INSERT INTO events VALUES ('', 't1', 1, 'E')")
+        ref = await conn.fetchval(
+            "INSERT INTO push_configs (tenant, task_id, config_id, config)"
+            " VALUES ('', 't1', 'h', 'H') RETURNING id"
+        )
+        await conn.execute(
+            "INSERT INTO outbox (tenant, task_id, config_id, config_ref, seq)"
+            " VALUES ('', 't1', 'h', $1, 1)",
+            ref,
+        )
+    finally:
+        await conn.close()
+    await delivers_as_1_0(PostgresTaskStore(url, schema=name))

@@ -15,9 +15,9 @@ import pytest
 
 from interlink.a2a.stores._base import StoreError
 from interlink.a2a.stores._memory import MemoryTaskStore
-from interlink.a2a.stores._sqlite import SCHEMA_VERSION, SqliteTaskStore
+from interlink.a2a.stores._sqlite import _MIGRATIONS, SCHEMA_VERSION, SqliteTaskStore
 from interlink.a2a.stores._url import default_store_path, open_store
-from tests.a2a.test_store import row, touch
+from tests.a2a.test_store import delivers_as_1_0, row, touch
 
 # -- SQLite only -----------------------------------------------------------------------------
 
@@ -246,3 +246,26 @@ async def test_sqlite_get_reads_on_the_loop_and_falls_back_when_busy(
     finally:
         monkeypatch.undo()
         await store.close()
+
+
+async def test_sqlite_configs_stored_before_the_column_are_1_0s(tmp_path: Path) -> None:
+    path = tmp_path / "a2a.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for statements in _MIGRATIONS[:2]:
+        for statement in statements:
+            conn.execute(statement)
+    conn.execute("PRAGMA user_version = 2")
+    conn.execute(
+        "INSERT INTO tasks VALUES ('', 't1', 'c', 'a', 'TASK_STATE_WORKING', 1, 1, 1, X'54')"
+    )
+    conn.execute("INSERT INTO events VALUES ('', 't1', 1, X'45')")  # (b"E")
+    conn.execute(
+        "INSERT INTO push_configs (tenant, task_id, config_id, config)"
+        " VALUES ('', 't1', 'h', X'48')"
+    )
+    conn.execute(
+        "INSERT INTO outbox (tenant, task_id, config_id, config_ref, seq)"
+        " VALUES ('', 't1', 'h', 1, 1)"
+    )
+    conn.close()
+    await delivers_as_1_0(SqliteTaskStore(path))

@@ -1,21 +1,24 @@
 """A2A 0.3 interop, both directions, with the official Python SDK's last 0.3 release
 (``a2a-sdk==0.3.26``, installed at test time beside the venv: ``a2a_v03_sdk``).
 
-- Its client (``peers/py_v03_client.py``, every scenario in one run) against ``interlink
-  a2a serve examples/a2a_agent.py:app``: no ``A2A-Version``, 0.3 method names and shapes,
-  answered through the 0.3 edge of the server.
+- Its client (``peers/py_v03_client.py``, every scenario in one run, once over JSON-RPC
+  and once over HTTP+JSON) against ``interlink a2a serve examples/a2a_agent.py:app``: no
+  ``A2A-Version``, 0.3 method names (routes) and shapes, answered through the 0.3 edge
+  of the server.
 - Our client against its server (``peers/py_v03_server.py``: ``echo X``, ``slow``, ``ask``,
   ``message``): the card is a 0.3 card, so the client speaks 0.3 to it, and the caller
   sees the 1.0 objects and typed errors as with any agent.
 
 Objects are the SDK's 0.3 models dumped as JSON (``kind``, lower-case states; ``None``
-fields absent); errors are ``{"code", "message", "data"}`` as the SDK surfaced them.
+fields absent); errors are ``{"code", "message", "data"}`` as the SDK surfaced them
+(over HTTP+JSON it surfaces only the HTTP status: ``{"http": status}``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -33,12 +36,17 @@ from interlink.a2a import (
     UnsupportedOperation,
 )
 from interlink.a2a import types as t
+from interlink.a2a.server.bindings._rest_v03 import HTTP_STATUS
+from tests.a2a.test_compat_v03_serving import sdk_v03
 from tests.interop.a2a.conftest import (
     PEERS,
     ROOT,
     A2AServer,
+    Delivery,
     PeerRunError,
+    WebhookReceiver,
     peer_server,
+    serve,
     v03_env,
 )
 from tests.interop.a2a.test_our_client import status_text
@@ -51,14 +59,13 @@ ASK_PROMPT = "What should I do? Send a follow-up message to this task."
 ACTIVE = {"submitted", "working"}
 
 
-@pytest.fixture(scope="module")
-def sdk_client_run(a2a_v03_sdk: Path, a2a_server: A2AServer) -> Json:
-    """What the 0.3 SDK client saw of our server, every scenario in one run."""
-    cmd = [sys.executable, str(PEERS / "py_v03_client.py"), a2a_server.url]
+def run_v03_client(sdk_dir: Path, server: A2AServer, *args: str) -> Json:
+    """The JSON object the 0.3 client peer printed, run against `server` with `args`."""
+    cmd = [sys.executable, str(PEERS / "py_v03_client.py"), server.url, *args]
     with subprocess.Popen(
         cmd,
         cwd=ROOT,
-        env=v03_env(a2a_v03_sdk),
+        env=v03_env(sdk_dir),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -74,9 +81,20 @@ def sdk_client_run(a2a_v03_sdk: Path, a2a_server: A2AServer) -> Json:
     if proc.returncode != 0:
         raise PeerRunError(
             f"0.3 client exited {proc.returncode}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
-            f"\n--- server stderr\n{a2a_server.stderr_tail()}"
+            f"\n--- server stderr\n{server.stderr_tail()}"
         )
     out: Json = json.loads(stdout)
+    return out
+
+
+@pytest.fixture(scope="module", params=["jsonrpc", "rest"])
+def sdk_client_run(
+    request: pytest.FixtureRequest, a2a_v03_sdk: Path, a2a_server: A2AServer
+) -> Json:
+    """What the 0.3 SDK client saw of our server, every scenario in one run, over the
+    transport of the param (`transport` in the result)."""
+    out = run_v03_client(a2a_v03_sdk, a2a_server, "--transport", request.param)
+    out["transport"] = request.param
     return out
 
 
@@ -85,8 +103,13 @@ def text_of(parts: list[Json]) -> str:
     return "".join(p["text"] for p in parts)
 
 
-def error(answer: Json, code: int, reason: str) -> None:
+def error(answer: Json, code: int, reason: str, http: int | None = None) -> None:
+    """`answer` is the error `code`; over HTTP+JSON, where the SDK reports the HTTP
+    status alone, its status (`http`, else the one of `code`)."""
     assert "result" not in answer, f"expected {code}, got a result: {answer}"
+    if "http" in answer["error"]:
+        assert answer["error"]["http"] == (http or HTTP_STATUS[code]), answer
+        return
     assert answer["error"]["code"] == code, answer
     assert answer["error"]["data"]["reason"] == reason, answer  # (0.3: free-form data)
 
@@ -120,18 +143,37 @@ def test_the_sdk_client_speaks_0_3_and_reads_our_card(
     requests = sdk_client_run["requests"]
     assert requests[0]["path"] == "/.well-known/agent-card.json"
     assert all(r["a2aVersion"] is None for r in requests)  # a 0.3 client sends none
-    assert {r["rpc"] for r in requests[1:]} == {
-        "message/send",
-        "message/stream",
-        "tasks/get",
-        "tasks/cancel",
-        "tasks/resubscribe",
-        "tasks/pushNotificationConfig/set",
-        "tasks/pushNotificationConfig/get",
-    }
+    if sdk_client_run["transport"] == "rest":
+        assert {r["rpc"] for r in requests} == {None}
+        assert {
+            (r["http"], re.sub(r"/(tasks|pushNotificationConfigs)/[^/:]+", r"/\1/ID", r["path"]))
+            for r in requests[1:]
+        } == {
+            ("POST", "/v1/message:send"),
+            ("POST", "/v1/message:stream"),
+            ("GET", "/v1/tasks/ID"),
+            ("POST", "/v1/tasks/ID:cancel"),
+            ("GET", "/v1/tasks/ID:subscribe"),
+            ("POST", "/v1/tasks/ID/pushNotificationConfigs"),
+            ("GET", "/v1/tasks/ID/pushNotificationConfigs/ID"),
+        }
+    else:
+        assert {r["rpc"] for r in requests[1:]} == {
+            "message/send",
+            "message/stream",
+            "tasks/get",
+            "tasks/cancel",
+            "tasks/resubscribe",
+            "tasks/pushNotificationConfig/set",
+            "tasks/pushNotificationConfig/get",
+        }
     card = sdk_client_run["card"]
     assert card["url"] == a2a_server.url
     assert card["preferredTransport"] == "JSONRPC"
+    assert card["additionalInterfaces"] == [
+        {"transport": "JSONRPC", "url": a2a_server.url},
+        {"transport": "HTTP+JSON", "url": a2a_server.url.rstrip("/")},
+    ]
     assert card["protocolVersion"] == "0.3.0"
     assert card["capabilities"] == {"streaming": True, "pushNotifications": True}
 
@@ -197,12 +239,14 @@ def test_resubscribe(sdk_client_run: Json) -> None:
     progress = [
         text_of(e["status"]["message"]["parts"])
         for e in events[1:]
-        if e["kind"] == "status-update" and "message" in e["status"]
+        # (over HTTP+JSON the SDK reads a status without a message as one without parts)
+        if e["kind"] == "status-update" and e["status"].get("message", {}).get("parts")
     ]
     assert progress == ["1/3 s done", "2/3 s done", "3/3 s done"][-len(progress) :]
     terminal = sdk_client_run["resubscribeTerminal"]
     assert terminal["events"] == []
-    error(terminal, -32004, "UNSUPPORTED_OPERATION")
+    # (over HTTP+JSON the error is a JSON answer, which the SDK reports as a 400)
+    error(terminal, -32004, "UNSUPPORTED_OPERATION", http=400)
 
 
 def test_push_config(sdk_client_run: Json) -> None:
@@ -212,6 +256,43 @@ def test_push_config(sdk_client_run: Json) -> None:
     assert config["token"] == "tok-1"
     assert config["id"] == made["taskId"]  # (0.3: a config without an id gets the task's)
     assert sdk_client_run["pushGet"]["result"] == made
+
+
+@pytest.fixture(scope="module")
+def a2a_push_server() -> Iterator[A2AServer]:
+    """Our server, with push webhooks allowed on 127.0.0.1."""
+    with serve(["--push-allow", "127.0.0.1"]) as server:
+        yield server
+
+
+@pytest.mark.parametrize("transport", ["jsonrpc", "rest"])
+def test_a_0_3_clients_webhook_gets_0_3_tasks(
+    transport: str, a2a_v03_sdk: Path, a2a_push_server: A2AServer, webhook: WebhookReceiver
+) -> None:
+    """The SDK sets a push config on a task that asks; the follow-up completes it, and
+    each event goes to the webhook as 0.3 posts it: the task, in 0.3 JSON, with the
+    config's token (what the SDK's own server sends)."""
+    out = run_v03_client(
+        a2a_v03_sdk, a2a_push_server, "--transport", transport, "--push", webhook.url
+    )
+    assert "result" in out["pushSet"], out["pushSet"]
+    task = out["pushed"]
+    assert task["status"]["state"] == "completed"
+
+    def done(deliveries: list[Delivery]) -> bool:
+        return any(d.body.get("status", {}).get("state") == "completed" for d in deliveries)
+
+    deliveries = webhook.wait_for(done, timeout=20)
+    assert done(deliveries), deliveries
+    for delivery in deliveries:
+        sdk_v03().Task.model_validate(delivery.body)
+        assert delivery.headers["x-a2a-notification-token"] == "tok-v03"
+        assert delivery.body["kind"] == "task"
+        assert delivery.body["id"] == task["id"]
+        assert delivery.body["contextId"] == task["contextId"]
+    assert deliveries[-1].body["artifacts"][0]["parts"] == [
+        {"kind": "text", "text": "thanks, you said: red"}
+    ]
 
 
 # -- our client against the 0.3 SDK server ---------------------------------------------------

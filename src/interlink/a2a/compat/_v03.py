@@ -78,6 +78,8 @@ __all__ = [
     "task_to_v03",
 ]
 
+VERSION: Final = "0.3"
+"""A2A 0.3, as a request names it (Major.Minor)."""
 PROTOCOL_VERSION: Final = "0.3.0"
 VALUE: Final = "type.googleapis.com/google.protobuf.Value"
 

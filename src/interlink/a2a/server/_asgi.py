@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, NamedTuple, Protocol, cast
 from urllib.parse import parse_qs
 
+from interlink.a2a._types import AgentInterface
 from interlink.a2a.server._calls import V10_ONLY, build_call
 from interlink.a2a.server._handler import Call
 from interlink.a2a.server._v03 import requested_version
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLOSE",
+    "NOT_FOUND",
     "SSE",
     "Binding",
     "Exchange",
@@ -55,6 +57,8 @@ SSE: Final = [
 ]
 #: on an answer given before the request's body was read to its end
 CLOSE = (b"connection", b"close")
+#: the body of a 404: no binding serves the path
+NOT_FOUND: Final = b'{"error":"not found"}'
 Headers = list[tuple[bytes, bytes]]
 
 
@@ -94,6 +98,10 @@ class Exchange:
             headers=self.headers,
             versions=versions,
         )
+
+    def interfaces(self) -> list[AgentInterface]:
+        """The card's interfaces as served for this request (see `PublishedCard`)."""
+        return self.app.published.served_interfaces(self.scope, self.headers)
 
     async def answer(self, status: int, body: bytes, extra: Headers | None = None) -> None:
         """A whole JSON answer."""

@@ -37,8 +37,9 @@ __all__ = [
 ]
 
 SUPPORTED_VERSIONS = ("0.3", "1.0")
-"""The A2A versions served: 1.0, and 0.3 translated at the edge (`server._v03`: so
-far on JSON-RPC; the other bindings serve 1.0, `V10_ONLY`)."""
+"""The A2A versions served: 1.0, and 0.3 translated at the edge (`server._v03`: on
+JSON-RPC, and on HTTP+JSON at 0.3's own routes, `bindings._rest_v03`; the 1.0 routes
+and gRPC serve 1.0, `V10_ONLY`)."""
 V10_ONLY = ("1.0",)
 _NO_EXTENSIONS: frozenset[str] = frozenset()
 

@@ -77,6 +77,7 @@ from interlink.a2a.server._runtime import (
 )
 from interlink.a2a.server._stream import TaskStream
 from interlink.a2a.stores._base import (
+    PushConfig,
     TaskLeased,
     TaskRow,
     TaskStore,
@@ -395,10 +396,12 @@ class A2AServer:
                 stored = self._push_config(call, task_id, inline)
                 if live.task is not None:
                     await self.store.put_push_config(
-                        call.tenant, task_id, stored.id, _codec.encode(stored)
+                        call.tenant, task_id, stored.id, _codec.encode(stored), call.version
                     )
                 else:  # stored with the task, once the agent makes one
-                    live.pending_push.append((stored.id, _codec.encode(stored)))
+                    live.pending_push.append(
+                        PushConfig(stored.id, _codec.encode(stored), call.version)
+                    )
         except BaseException:
             self._let_go(live)
             raise
@@ -729,7 +732,8 @@ class A2AServer:
         row = await self._visible(call, params.task_id, "CreateTaskPushNotificationConfig")
         await self._check_webhook(params.url)
         stored = self._push_config(call, row.task_id, params)
-        await self.store.put_push_config(call.tenant, row.task_id, stored.id, _codec.encode(stored))
+        encoded = _codec.encode(stored)
+        await self.store.put_push_config(call.tenant, row.task_id, stored.id, encoded, call.version)
         return stored
 
     async def get_task_push_notification_config(

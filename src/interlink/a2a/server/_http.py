@@ -33,6 +33,7 @@ from interlink.a2a._card_sign import SigningKey, sign_card
 from interlink.a2a._types import AgentCard, AgentInterface
 from interlink.a2a.server._asgi import (
     CLOSE,
+    NOT_FOUND,
     SSE,
     TENANT_SCOPE_KEY,
     Binding,
@@ -57,6 +58,7 @@ from interlink.a2a.server._card_serve import PublishedCard
 from interlink.a2a.server._handler import A2AServer
 from interlink.a2a.server._push import PushDelivery
 from interlink.a2a.server._stream import TaskStream
+from interlink.a2a.server.bindings import _rest_v03 as rest_v03
 from interlink.a2a.server.bindings._jsonrpc import JsonRpcBinding, error_body
 from interlink.a2a.server.bindings._rest import RestBinding
 from interlink.a2a.stores._base import TaskStore
@@ -122,7 +124,7 @@ class A2AApp:
         self.interfaces = tuple((name, where[name]) for name in order)
         served: dict[str, Binding] = {
             "JSONRPC": JsonRpcBinding(rpc_path),
-            "HTTP+JSON": RestBinding(),
+            "HTTP+JSON": RestBinding(legacy=rest_v03.route),
         }
         #: the bindings this app serves, JSON-RPC first (its path may be any)
         self.bindings: tuple[Binding, ...] = tuple(
@@ -205,7 +207,7 @@ class A2AApp:
             if path == CARD_PATH and method in ("GET", "HEAD"):
                 await self._card_response(scope, send, extra)
             else:
-                await plain(send, 404, b'{"error":"not found"}', extra)
+                await plain(send, 404, NOT_FOUND, extra)
 
     @contextlib.asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:

@@ -23,6 +23,12 @@ never read, `timeout` bounds the whole attempt (resolving, connecting, the answe
 head), and `Retry-After` counts only as RFC 9110 spells it (ASCII digits or an
 HTTP-date), never longer than `max_delay`.
 
+The body is the event's `StreamResponse` JSON, for a config set by a 1.0 client; for one
+set by a 0.3 client (`Delivery.protocol`), the task as 0.3 JSON, as 0.3 servers post it
+(0.3 §9.5, and the official 0.3 SDK: the `Task`, not the event): the task as it stands
+when the event is delivered (the store keeps the latest snapshot; a receiver never sees
+it go back), one post per event as for 1.0.
+
 SSRF (`_push_ssrf`): only http(s) URLs whose host is or resolves to globally reachable
 addresses (the IANA special-purpose registries, `_addresses`), unless allow-listed;
 checked when a config is set and again before every attempt, which then connects to the
@@ -47,9 +53,11 @@ from dataclasses import dataclass, field
 from typing import Final, NamedTuple, TypeAlias
 
 import httpx
+import msgspec
 
 from interlink.a2a import _codec
-from interlink.a2a._types import TaskPushNotificationConfig
+from interlink.a2a._types import Task, TaskPushNotificationConfig
+from interlink.a2a.compat import _v03 as compat
 from interlink.a2a.server._push_ssrf import AllowList, Refused, allow_list, check_url, target
 from interlink.a2a.stores._base import Delivery, StoreError, TaskStore
 
@@ -392,6 +400,8 @@ class PushDelivery:
             return _Failure(f"HTTP {status}{redirect}", permanent, wait)
         except _codec.ValidationError as exc:
             return _Failure(f"bad push config: {exc}", permanent=True)
+        except _TaskGone as exc:
+            return _Failure(str(exc), permanent=True)
         except Refused as refused:
             return _Failure(f"refused: {refused.reason}", permanent=refused.permanent)
         except TimeoutError:
@@ -418,8 +428,9 @@ class PushDelivery:
         if config.token:
             headers[TOKEN_HEADER] = config.token
         to = await target(config.url, self._allow_for(d.tenant))
+        body = d.payload if d.protocol != compat.VERSION else await self._task_v03(d)
         request = self._client.build_request(
-            "POST", to.url, content=d.payload, headers={**headers, **to.headers},
+            "POST", to.url, content=body, headers={**headers, **to.headers},
             extensions=to.extensions,
         )  # fmt: skip
         # Never follow a redirect, whatever the client says: its target is unchecked.
@@ -427,6 +438,17 @@ class PushDelivery:
         await response.aclose()
         retry_after = [v for k, v in response.headers.raw if k.lower() == b"retry-after"]
         return response.status_code, retry_after
+
+    async def _task_v03(self, d: Delivery) -> bytes:
+        """The body for a config of a 0.3 client: the task as 0.3 JSON, as it stands."""
+        row = await self.store.get(d.tenant, d.task_id)
+        if row is None:
+            raise _TaskGone(f"task {d.task_id} is no longer stored")
+        return msgspec.json.encode(compat.task_to_v03(_codec.decode(Task, row.task)))
+
+
+class _TaskGone(Exception):
+    """The task of a delivery is gone: there is nothing to send, ever."""
 
 
 # -- Retry-After (RFC 9110 section 10.2.3) ---------------------------------------------------

@@ -50,6 +50,7 @@ from interlink.a2a.server._executor import (
     TaskUpdater,
 )
 from interlink.a2a.stores._base import (
+    PushConfig,
     StoreError,
     TaskLeased,
     TaskRow,
@@ -332,7 +333,7 @@ class LiveTask:
         #: requests holding this task between their checks and starting the executor
         self.users = 0
         #: push configs sent with the first message, stored once the task exists
-        self.pending_push: list[tuple[str, bytes]] = []
+        self.pending_push: list[PushConfig] = []
         self.lock = asyncio.Lock()
         self._waiters: list[asyncio.Future[None]] = []
         self._follower: asyncio.Task[None] | None = None

@@ -5,8 +5,9 @@ naming 0.3. Its 0.3 method and params become the 1.0 method and request
 (`compat.request_from_v03`), the 1.0 handler runs as for any call, and its result goes
 back in 0.3 form (`compat.result_to_v03`); a stream's events are translated one by one
 (`final` true on the status update after which the stream ends), errors by
-`compat.error_to_v03`; the errors of a 0.3 streaming method come as an event of an SSE
-stream, as 0.3 says every answer to one is (its clients read nothing else). A 1.0
+`compat.error_to_v03`; on JSON-RPC, the errors of a 0.3 streaming method come as an
+event of an SSE stream, as 0.3 says every answer to one is (its clients read nothing
+else). The 0.3 HTTP+JSON routes (`bindings._rest_v03`) make the same calls. A 1.0
 method in a 0.3 request is `VersionNotSupported` (the caller forgot the header: what
 1.0 clients of the official SDKs are told too); a 0.3 method in a 1.0 request is not
 found, as 1.0 has no such method.
@@ -40,7 +41,7 @@ from interlink.a2a.compat import _v03 as compat
 from interlink.a2a.compat import _v03_types as v
 from interlink.a2a.server._handler import A2AServer, Call, Handler
 from interlink.a2a.server._stream import TaskStream
-from interlink.jsonrpc import ErrorObject, ErrorResponse, MethodNotFound, encode
+from interlink.jsonrpc import ErrorObject, ErrorResponse, MethodNotFound, RpcError, encode
 
 __all__ = [
     "BINDINGS",
@@ -50,15 +51,17 @@ __all__ = [
     "card_body",
     "card_v03",
     "error_body_v03",
+    "bad_params",
     "event_to_v03",
+    "event_v03",
     "is_v03",
     "requested_version",
     "sdk_v03_payload",
 ]
 
-V03: Final = "0.3"
-#: the bindings that serve 0.3 (JSON-RPC; 0.3's HTTP+JSON is ProtoJSON of the 0.3 proto)
-BINDINGS: Final = frozenset({"JSONRPC"})
+V03: Final = compat.VERSION
+#: the bindings that serve 0.3 (HTTP+JSON at its `/v1/...` routes: `bindings._rest_v03`)
+BINDINGS: Final = frozenset({"JSONRPC", "HTTP+JSON"})
 #: the 0.3 methods whose every answer is an SSE stream, errors too
 STREAMING: Final = frozenset(name for name, method in v.METHODS.items() if method.streaming)
 _AT: Final = re.compile(r"^(?P<text>.*?)(?: - at `\$\.?(?P<field>[^`]*)`)?$", re.DOTALL)
@@ -81,13 +84,15 @@ def is_v03(version: str) -> bool:
 async def call_v03(
     server: A2AServer,
     method: str,
-    params: msgspec.Raw | None,
+    params: object,
     call: Call,
     interfaces: Callable[[], list[AgentInterface]] = list,
-) -> bytes | TaskStream:
-    """Carry out a 0.3 call: the result as 0.3 JSON, or the stream (its events still 1.0:
-    `event_to_v03` each). A card without interfaces (an extended card as configured)
-    gets `interfaces()`, those of the public card as served: 0.3 requires its `url`."""
+) -> object | TaskStream:
+    """Carry out a 0.3 call with its `params` (decoded JSON, None for none): the result
+    as a 0.3 object (`msgspec.json.encode` writes its JSON), or the stream (its events
+    still 1.0: `event_v03` each). A card without interfaces (an extended card as
+    configured) gets `interfaces()`, those of the public card as served: 0.3 requires
+    its `url`."""
     if method in METHODS:
         raise VersionNotSupported(
             f"{method} is an A2A 1.0 method, and a request without A2A-Version is 0.3: "
@@ -97,12 +102,9 @@ async def call_v03(
     if method not in compat.METHOD_FROM_V03:
         raise MethodNotFound(data={"method": method})
     try:
-        decoded = None if params is None else msgspec.json.decode(params)
-        new, request = compat.request_from_v03(method, decoded)
-    except (msgspec.ValidationError, ValueError) as exc:
-        match = _AT.match(str(exc))
-        assert match is not None  # (the pattern matches any text)
-        raise bad_request([(match["field"] or "params", match["text"])]) from None
+        new, request = compat.request_from_v03(method, params)
+    except ValueError as exc:  # (msgspec.ValidationError too)
+        raise bad_params(exc) from None
     handler: Handler = getattr(server, new.handler)
     result = await handler(request, call)
     if isinstance(result, TaskStream):
@@ -110,8 +112,16 @@ async def call_v03(
     if isinstance(result, AgentCard):
         if not result.supported_interfaces:
             result = msgspec.structs.replace(result, supported_interfaces=interfaces())
-        return msgspec.json.encode(card_v03(result))
-    return msgspec.json.encode(compat.result_to_v03(new.name, result))
+        return card_v03(result)
+    return compat.result_to_v03(new.name, result)
+
+
+def bad_params(exc: ValueError) -> RpcError:
+    """-32602 for 0.3 params that are not of their shape: `exc`'s text, at the field it
+    names (msgspec's `- at `$.field``), else at `params`."""
+    match = _AT.match(str(exc))
+    assert match is not None  # (the pattern matches any text)
+    return bad_request([(match["field"] or "params", match["text"])])
 
 
 def card_v03(card: AgentCard) -> v.AgentCard:
@@ -122,10 +132,14 @@ def card_v03(card: AgentCard) -> v.AgentCard:
     return compat.card_to_v03(msgspec.structs.replace(card, supported_interfaces=served))
 
 
+def event_v03(payload: bytes) -> compat.StreamEventV03:
+    """One event of a 1.0 stream (a `StreamResponse`'s JSON) as its 0.3 object."""
+    return compat.stream_event_to_v03(_codec.decode(StreamResponse, payload))
+
+
 def event_to_v03(payload: bytes) -> bytes:
-    """One event of a 1.0 stream (a `StreamResponse`'s JSON) as its 0.3 JSON."""
-    event = _codec.decode(StreamResponse, payload)
-    return msgspec.json.encode(compat.stream_event_to_v03(event))
+    """One event of a 1.0 stream as its 0.3 JSON."""
+    return msgspec.json.encode(event_v03(payload))
 
 
 def error_body_v03(response: ErrorResponse) -> bytes:

@@ -10,7 +10,8 @@ log; nothing rewrites it.
 Push delivery uses an outbox in the same store: when a task has push configs, `append`
 also inserts one delivery row per (config, event) in the same transaction, so an
 acknowledged event is never lost to a crash; a worker claims due rows, delivers, and
-finishes, retries or drops them.
+finishes, retries or drops them. Each config keeps the A2A version of the client that
+set it (`PushConfig.protocol`), which says what its webhook is sent.
 
 Everything is scoped by `tenant` ("" when the server has no tenants): a task id of one
 tenant is invisible to every other. Times are integer microseconds since the epoch (UTC),
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from typing import Protocol, TypedDict, Unpack
+from typing import Final, NamedTuple, Protocol, TypedDict, Unpack
 
 import msgspec
 
@@ -34,6 +35,9 @@ from interlink.a2a._lifecycle import TERMINAL as TERMINAL_STATES
 __all__ = [
     "ACTIVE_STATES",
     "Configs",
+    "V10",
+    "NewConfigs",
+    "PushConfig",
     "TERMINAL_STATES",
     "Delivery",
     "EventRow",
@@ -48,6 +52,10 @@ __all__ = [
     "VersionConflict",
     "page_of",
 ]
+
+
+V10: Final = "1.0"
+"""The A2A version of a push config stored without one (before 0.3 configs were)."""
 
 
 class StoreError(Exception):
@@ -117,11 +125,27 @@ class Delivery(msgspec.Struct, frozen=True, kw_only=True):
     config: bytes
     """The `TaskPushNotificationConfig` ProtoJSON (url, token, authentication)."""
     payload: bytes
-    """The event's `StreamResponse` ProtoJSON: the webhook body."""
+    """The event's `StreamResponse` ProtoJSON: the webhook body (for a 1.0 config)."""
+    protocol: str = V10
+    """The A2A version of the client that set the config (`PushConfig.protocol`)."""
 
 
 Configs = Sequence[tuple[str, bytes]]
 """Push configs of a task: `(config_id, TaskPushNotificationConfig ProtoJSON)` pairs."""
+
+
+class PushConfig(NamedTuple):
+    """A push config to store: its id, its `TaskPushNotificationConfig` ProtoJSON, and
+    the A2A version ("1.0", "0.3") of the client that set it, which says what its
+    webhook is sent (1.0: each event; 0.3: the task)."""
+
+    config_id: str
+    config: bytes
+    protocol: str = V10
+
+
+NewConfigs = Sequence[tuple[str, bytes] | tuple[str, bytes, str]]
+"""Push configs of a new task: `PushConfig`s, or `(config_id, config)` pairs (1.0)."""
 
 
 class TaskFilter(TypedDict, total=False):
@@ -171,10 +195,10 @@ class TaskStore(Protocol):
     # -- tasks ------------------------------------------------------------------------
 
     async def create(
-        self, row: TaskRow, events: Sequence[bytes], push_configs: Configs = ()
+        self, row: TaskRow, events: Sequence[bytes], push_configs: NewConfigs = ()
     ) -> TaskRow:
         """Store a new task (`row.version` and `row.last_seq` are ignored) with its first
-        events (numbered from 1) and its first push configs `(config_id, config)`, whose
+        events (numbered from 1) and its first push configs (`PushConfig`s), whose
         deliveries of those events are queued, all in one transaction; returns the stored
         row (version 1). Raises `TaskExists`."""
         ...
@@ -227,9 +251,10 @@ class TaskStore(Protocol):
     # -- push configs -----------------------------------------------------------------
 
     async def put_push_config(
-        self, tenant: str, task_id: str, config_id: str, config: bytes
+        self, tenant: str, task_id: str, config_id: str, config: bytes, protocol: str = V10
     ) -> None:
-        """Insert or replace a push config (`TaskPushNotificationConfig` ProtoJSON)."""
+        """Insert or replace a push config (`TaskPushNotificationConfig` ProtoJSON), set
+        by a client of A2A version `protocol` (`PushConfig`)."""
         ...
 
     async def get_push_config(self, tenant: str, task_id: str, config_id: str) -> bytes | None: ...

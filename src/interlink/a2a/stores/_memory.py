@@ -19,9 +19,12 @@ import msgspec
 from interlink.a2a.stores._base import (
     ACTIVE_STATES,
     TERMINAL_STATES,
+    V10,
     Configs,
     Delivery,
     EventRow,
+    NewConfigs,
+    PushConfig,
     StoreError,
     TaskChange,
     TaskExists,
@@ -44,6 +47,7 @@ class _Config:
     """Identity of this config's life: a config deleted and put again gets a new one, so
     deliveries queued for the deleted one are dropped, not sent to its successor."""
     config: bytes
+    protocol: str
 
 
 @dataclass(slots=True)
@@ -90,7 +94,7 @@ class MemoryTaskStore:
     # -- tasks ------------------------------------------------------------------------
 
     async def create(
-        self, row: TaskRow, events: Sequence[bytes], push_configs: Configs = ()
+        self, row: TaskRow, events: Sequence[bytes], push_configs: NewConfigs = ()
     ) -> TaskRow:
         key = (row.tenant, row.task_id)
         if key in self._tasks:
@@ -98,8 +102,8 @@ class MemoryTaskStore:
         stored = msgspec.structs.replace(row, version=1, last_seq=len(events))
         self._tasks[key] = stored
         self._events[key] = list(events)
-        for config_id, config in push_configs:
-            await self.put_push_config(row.tenant, row.task_id, config_id, config)
+        for config in push_configs:
+            await self.put_push_config(row.tenant, row.task_id, *PushConfig(*config))
         self._queue(key, 1, stored.last_seq)
         return stored
 
@@ -193,7 +197,7 @@ class MemoryTaskStore:
     # -- push configs -----------------------------------------------------------------
 
     async def put_push_config(
-        self, tenant: str, task_id: str, config_id: str, config: bytes
+        self, tenant: str, task_id: str, config_id: str, config: bytes, protocol: str = V10
     ) -> None:
         key = (tenant, task_id)
         if key not in self._tasks:
@@ -201,9 +205,9 @@ class MemoryTaskStore:
         configs = self._configs.setdefault(key, {})
         existing = configs.get(config_id)
         if existing is None:
-            configs[config_id] = _Config(self._next_serial(), config)
+            configs[config_id] = _Config(self._next_serial(), config, protocol)
         else:  # a replacement keeps its place in the creation order and its queue
-            existing.config = config
+            existing.config, existing.protocol = config, protocol
 
     async def get_push_config(self, tenant: str, task_id: str, config_id: str) -> bytes | None:
         config = self._configs.get((tenant, task_id), {}).get(config_id)
@@ -253,6 +257,7 @@ class MemoryTaskStore:
                     attempts=row.attempts,
                     config=config.config,
                     payload=self._events[key][row.seq - 1 - self._dropped.get(key, 0)],
+                    protocol=config.protocol,
                 )
             )
         return claimed

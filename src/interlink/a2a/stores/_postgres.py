@@ -37,8 +37,8 @@ from asyncpg.pool import PoolConnectionProxy
 
 from interlink.a2a.stores import _sql as sql_
 from interlink.a2a.stores._base import (
-    Configs,
     Delivery,
+    NewConfigs,
     StoreError,
     TaskChange,
     TaskExists,
@@ -85,6 +85,7 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX tasks_leases ON tasks (lease_until) WHERE state IN"
         " ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')",
     ),
+    (sql_.PROTOCOL_COLUMN,),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 
@@ -151,7 +152,7 @@ _CLAIM = """WITH due AS (
         ORDER BY next_at, id LIMIT $4
         FOR UPDATE SKIP LOCKED
     ), live AS (
-        SELECT d.id, p.config, e.payload FROM due AS d
+        SELECT d.id, p.config, e.payload, p.protocol FROM due AS d
         JOIN push_configs AS p ON p.id = d.config_ref
         JOIN events AS e ON (e.tenant, e.task_id, e.seq) = (d.tenant, d.task_id, d.seq)
     ), dropped AS (
@@ -163,7 +164,7 @@ _CLAIM = """WITH due AS (
         RETURNING o.id, o.tenant, o.task_id, o.config_id, o.seq, o.attempts
     )
     SELECT d.id, c.tenant, c.task_id, c.config_id, c.seq, c.attempts, l.config, l.payload,
-        d.next_at
+        l.protocol, d.next_at
     FROM due AS d LEFT JOIN claimed AS c ON c.id = d.id LEFT JOIN live AS l ON l.id = d.id
     ORDER BY d.next_at, d.id"""
 _PRUNE = """WITH old AS (
@@ -314,7 +315,7 @@ class PostgresTaskStore(sql_.SqlStore):
     # -- tasks ------------------------------------------------------------------------
 
     async def create(
-        self, row: TaskRow, events: Sequence[bytes], push_configs: Configs = ()
+        self, row: TaskRow, events: Sequence[bytes], push_configs: NewConfigs = ()
     ) -> TaskRow:
         stored = msgspec.structs.replace(row, version=1, last_seq=len(events))
         prefix = _notify_prefix(row.tenant, row.task_id)
@@ -341,14 +342,14 @@ class PostgresTaskStore(sql_.SqlStore):
         self,
         row: TaskRow,
         count: int,
-        push_configs: Configs,
+        push_configs: NewConfigs,
         args: tuple[object, ...],
     ) -> None:
         """`create` with push configs: the task, its configs and the deliveries of its
         first events in one transaction."""
         if self._pool is None:
             raise self._error("store is not open")
-        configs = [(row.tenant, row.task_id, cid, config) for cid, config in push_configs]
+        configs = sql_.config_rows(row.tenant, row.task_id, push_configs)
         try:
             async with self._pool.acquire() as conn, conn.transaction():
                 await conn.execute(_CREATE, *args)
@@ -456,7 +457,7 @@ class PostgresTaskStore(sql_.SqlStore):
             claimed.extend(sql_.delivery(r) for r in live)
             if len(live) == len(rows) or len(rows) < want:
                 break
-            after = (rows[-1][8], rows[-1][0])  # orphans were dropped: look further
+            after = (rows[-1][9], rows[-1][0])  # orphans were dropped: look further
         return claimed
 
     # -- wake-ups ---------------------------------------------------------------------

@@ -15,9 +15,12 @@ from typing import Any, Unpack
 
 from interlink.a2a.stores import _base as _store
 from interlink.a2a.stores._base import (
+    V10,
     Configs,
     Delivery,
     EventRow,
+    NewConfigs,
+    PushConfig,
     StoreError,
     TaskChange,
     TaskFilter,
@@ -54,10 +57,13 @@ EVENTS = (
     "SELECT seq, payload FROM events WHERE tenant = $1 AND task_id = $2 AND seq > $3"
     " ORDER BY seq LIMIT $4"
 )
+PROTOCOL_COLUMN = "ALTER TABLE push_configs ADD COLUMN protocol TEXT NOT NULL DEFAULT '1.0'"
+"""Migration 3 of SQLite, 4 of PostgreSQL: the A2A version of the client that set a
+config (`PushConfig.protocol`); those stored before are 1.0's."""
 # An update keeps the row id: its place in the creation order and its queue.
-PUT_CONFIG = """INSERT INTO push_configs (tenant, task_id, config_id, config)
-    VALUES ($1, $2, $3, $4) ON CONFLICT (tenant, task_id, config_id)
-    DO UPDATE SET config = excluded.config"""
+PUT_CONFIG = """INSERT INTO push_configs (tenant, task_id, config_id, config, protocol)
+    VALUES ($1, $2, $3, $4, $5) ON CONFLICT (tenant, task_id, config_id)
+    DO UPDATE SET config = excluded.config, protocol = excluded.protocol"""
 GET_CONFIG = "SELECT config FROM push_configs WHERE tenant = $1 AND task_id = $2 AND config_id = $3"
 LIST_CONFIGS = (
     "SELECT config_id, config FROM push_configs WHERE tenant = $1 AND task_id = $2 ORDER BY id"
@@ -77,6 +83,13 @@ _DOLLAR = re.compile(r"\$(\d+)")
 def sqlite(sql: str) -> str:
     """`sql` with SQLite's spelling of its numbered parameters (`?n` for `$n`)."""
     return _DOLLAR.sub(r"?\1", sql)
+
+
+def config_rows(
+    tenant: str, task_id: str, configs: NewConfigs
+) -> builtins.list[tuple[object, ...]]:
+    """The `PUT_CONFIG` parameters of each of a new task's push configs."""
+    return [(tenant, task_id, *PushConfig(*c)) for c in configs]
 
 
 def task_row(r: Any) -> TaskRow:
@@ -100,7 +113,9 @@ def appended(tenant: str, task_id: str, change: TaskChange, rest: tuple[Any, ...
     )
 
 
-CLAIMED_COLUMNS = "id, tenant, task_id, config_id, seq, attempts, config, payload, next_at"
+CLAIMED_COLUMNS = (
+    "id, tenant, task_id, config_id, seq, attempts, config, payload, protocol, next_at"
+)
 """What a claim query returns per due row, in order: a `Delivery`, then the row's due time
 (`config` is NULL for an orphan: its config was deleted after it was queued)."""
 
@@ -196,10 +211,10 @@ class SqlStore:
         return [task_row(r) for r in await self._fetch(ACTIVE_TASKS)]
 
     async def put_push_config(
-        self, tenant: str, task_id: str, config_id: str, config: bytes
+        self, tenant: str, task_id: str, config_id: str, config: bytes, protocol: str = V10
     ) -> None:
         try:
-            await self._execute(PUT_CONFIG, tenant, task_id, config_id, config)
+            await self._execute(PUT_CONFIG, tenant, task_id, config_id, config, protocol)
         except StoreError as exc:
             if isinstance(exc.__cause__, self._NO_SUCH_TASK):
                 raise StoreError(f"push config for unknown task {task_id}") from exc.__cause__

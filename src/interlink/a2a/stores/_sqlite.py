@@ -50,8 +50,8 @@ import msgspec
 
 from interlink.a2a.stores import _sql as sql_
 from interlink.a2a.stores._base import (
-    Configs,
     Delivery,
+    NewConfigs,
     StoreError,
     TaskChange,
     TaskExists,
@@ -114,6 +114,7 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX outbox_due ON outbox (next_at)",
     ),
     (sql_.LANE_INDEX,),
+    (sql_.PROTOCOL_COLUMN,),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 
@@ -131,7 +132,7 @@ _QUEUE_DELIVERIES = """INSERT INTO outbox (tenant, task_id, config_id, config_re
     WHERE p.tenant = ? AND p.task_id = ?
     ORDER BY e.seq, p.id"""
 _DUE_DELIVERIES = """SELECT o.id, o.tenant, o.task_id, o.config_id, o.seq, o.attempts,
-        p.config, e.payload, o.next_at
+        p.config, e.payload, p.protocol, o.next_at
     FROM outbox AS o
     LEFT JOIN push_configs AS p ON p.id = o.config_ref
     JOIN events AS e ON e.tenant = o.tenant AND e.task_id = o.task_id AND e.seq = o.seq
@@ -302,7 +303,7 @@ class SqliteTaskStore(sql_.SqlStore):
     # -- tasks ------------------------------------------------------------------------
 
     async def create(
-        self, row: TaskRow, events: Sequence[bytes], push_configs: Configs = ()
+        self, row: TaskRow, events: Sequence[bytes], push_configs: NewConfigs = ()
     ) -> TaskRow:
         stored = msgspec.structs.replace(row, version=1, last_seq=len(events))
 
@@ -321,8 +322,7 @@ class SqliteTaskStore(sql_.SqlStore):
             )
             if push_configs:
                 conn.executemany(
-                    _PUT_CONFIG,
-                    [(row.tenant, row.task_id, cid, config) for cid, config in push_configs],
+                    _PUT_CONFIG, sql_.config_rows(row.tenant, row.task_id, push_configs)
                 )
                 if events:
                     conn.execute(_QUEUE_DELIVERIES, (1, row.tenant, row.task_id))
@@ -418,7 +418,7 @@ class SqliteTaskStore(sql_.SqlStore):
                 claimed.extend(sql_.delivery(r) for r in live)
                 if not orphans or len(rows) < want:
                     break
-                after = (rows[-1][8], rows[-1][0])
+                after = (rows[-1][9], rows[-1][0])
             return claimed
 
         return await self._run(claim)

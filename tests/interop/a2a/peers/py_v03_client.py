@@ -1,16 +1,20 @@
 """A2A 0.3 client peer on the official Python SDK (PyPI ``a2a-sdk==0.3.26``), public API
-only: ``A2ACardResolver``, ``ClientFactory`` and the ``Client`` it makes (JSON-RPC).
+only: ``A2ACardResolver``, ``ClientFactory`` and the ``Client`` it makes, over JSON-RPC or
+(``--transport rest``) HTTP+JSON, the interface of the card it picks.
 
 Runs every scenario against one A2A server and prints ONE JSON object: for each scenario
 what it observed (0.3 objects as the SDK's pydantic models dump them: camelCase, `kind`,
-lower-case states), errors as ``{"error": {"code", "message", "data"}}``, and
+lower-case states), errors as ``{"error": {"code", "message", "data"}}`` (over HTTP+JSON
+the SDK gives only the HTTP status: ``{"error": {"http": status}}``), and
 ``requests`` (every HTTP request the SDK made: method, path, JSON-RPC method,
-``A2A-Version``). Exit 0 on success (also when a step got an A2A error: it is
+``A2A-Version``). With ``--push WEBHOOK``, only the push scenario: a task asks, a push
+config to the webhook is set on it (token ``tok-v03``), the follow-up completes it;
+``pushed`` is that task. Exit 0 on success (also when a step got an A2A error: it is
 recorded); non-zero with a message on stderr on anything else.
 
 Needs a2a-sdk 0.3.26 first on PYTHONPATH (it cannot share a venv with 1.x):
 ``pip install --target DIR 'a2a-sdk[http-server]==0.3.26'``, then
-``PYTHONPATH=DIR python py_v03_client.py URL [--step-timeout SECONDS]``.
+``PYTHONPATH=DIR python py_v03_client.py URL [--transport rest] [--step-timeout SECONDS]``.
 """
 
 from __future__ import annotations
@@ -25,8 +29,9 @@ from typing import Any, TypeVar
 
 import httpx
 from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
-from a2a.client.errors import A2AClientJSONRPCError
+from a2a.client.errors import A2AClientHTTPError, A2AClientJSONRPCError
 from a2a.types import (
+    GetTaskPushNotificationConfigParams,
     Message,
     MessageSendConfiguration,
     Part,
@@ -36,6 +41,7 @@ from a2a.types import (
     TaskPushNotificationConfig,
     TaskQueryParams,
     TextPart,
+    TransportProtocol,
 )
 from pydantic import BaseModel
 
@@ -52,8 +58,9 @@ def dump(model: BaseModel) -> Json:
 
 
 class Peer:
-    def __init__(self, url: str, step_timeout: float) -> None:
+    def __init__(self, url: str, step_timeout: float, transport: str) -> None:
         self.url = url
+        self.rest = transport == "rest"
         self.step_timeout = step_timeout
         self.requests: list[Json] = []
         self.http = httpx.AsyncClient(timeout=step_timeout, event_hooks={"request": [self._record]})
@@ -87,6 +94,8 @@ class Peer:
             result = await self.step(label, aw)
         except A2AClientJSONRPCError as exc:
             return {"error": exc.error.model_dump(mode="json", exclude_none=True)}
+        except A2AClientHTTPError as exc:
+            return {"error": {"http": exc.status_code}}
         return {"result": None if result is None else dump(result)}
 
     async def events(self, label: str, stream: AsyncIterator[Any]) -> Json:
@@ -108,6 +117,8 @@ class Peer:
             raise PeerFailure(f"stream {label!r} not over in {self.step_timeout} s") from None
         except A2AClientJSONRPCError as exc:
             return {"events": events, "error": exc.error.model_dump(mode="json", exclude_none=True)}
+        except A2AClientHTTPError as exc:
+            return {"events": events, "error": {"http": exc.status_code}}
         return {"events": events}
 
     @staticmethod
@@ -120,13 +131,37 @@ class Peer:
             context_id=context_id,
         )
 
-    async def run(self) -> Json:
+    async def clients(self) -> tuple[Json, Client, Client]:
+        """The card, and a client and a streaming client on the interface it picks."""
         card = await self.step("card", A2ACardResolver(self.http, self.url).get_agent_card())
-        out: Json = {"card": dump(card)}
-        factory = ClientFactory(ClientConfig(streaming=False, httpx_client=self.http))
-        streaming = ClientFactory(ClientConfig(streaming=True, httpx_client=self.http))
-        client: Client = factory.create(card)
-        stream_client: Client = streaming.create(card)
+        transports: list[str | TransportProtocol] = [
+            TransportProtocol.http_json if self.rest else TransportProtocol.jsonrpc
+        ]
+        factory = ClientFactory(
+            ClientConfig(streaming=False, httpx_client=self.http, supported_transports=transports)
+        )
+        streaming = ClientFactory(
+            ClientConfig(streaming=True, httpx_client=self.http, supported_transports=transports)
+        )
+        return dump(card), factory.create(card), streaming.create(card)
+
+    async def push(self, webhook: str) -> Json:
+        card, client, _ = await self.clients()
+        asked = (await self.events("ask", client.send_message(self.message("ask"))))["events"][0]
+        config = TaskPushNotificationConfig(
+            task_id=asked["id"],
+            push_notification_config=PushNotificationConfig(url=webhook, token="tok-v03"),
+        )
+        made = await self.attempt("push set", client.set_task_callback(config))
+        answered = await self.events(
+            "answer", client.send_message(self.message("red", task_id=asked["id"]))
+        )
+        await self.http.aclose()
+        return {"card": card, "pushSet": made, "pushed": answered["events"][0]}
+
+    async def run(self) -> Json:
+        card, client, stream_client = await self.clients()
+        out: Json = {"card": card}
 
         sent = await self.events("send", client.send_message(self.message("echo hello v03")))
         out["send"] = sent
@@ -195,9 +230,15 @@ class Peer:
             ),
         )
         out["pushSet"] = await self.attempt("push set", client.set_task_callback(config))
-        out["pushGet"] = await self.attempt(
-            "push get", client.get_task_callback(TaskIdParams(id=asked2["id"]))
-        )
+        if self.rest:  # (its REST transport needs the config's id: the task's, by default)
+            which = GetTaskPushNotificationConfigParams(
+                id=asked2["id"], push_notification_config_id=asked2["id"]
+            )
+            out["pushGet"] = await self.attempt("push get", client.get_task_callback(which))
+        else:
+            out["pushGet"] = await self.attempt(
+                "push get", client.get_task_callback(TaskIdParams(id=asked2["id"]))
+            )
         out["requests"] = self.requests
         await self.http.aclose()
         return out
@@ -206,10 +247,13 @@ class Peer:
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("url")
+    parser.add_argument("--transport", choices=["jsonrpc", "rest"], default="jsonrpc")
     parser.add_argument("--step-timeout", type=float, default=15.0)
+    parser.add_argument("--push", metavar="WEBHOOK", help="run only the push scenario")
     args = parser.parse_args()
     try:
-        out = await Peer(args.url, args.step_timeout).run()
+        peer = Peer(args.url, args.step_timeout, args.transport)
+        out = await (peer.push(args.push) if args.push else peer.run())
     except PeerFailure as exc:
         print(f"py_v03_client: {exc}", file=sys.stderr)
         return 1

@@ -124,18 +124,14 @@ async def _dispatch(
     `Empty`), or the stream of a streaming method. A 0.3 request goes through
     `call_v03`, and its stream's events are translated."""
     if call.version == V03:
-        params = None if request.params is msgspec.UNSET else request.params
-        app = exchange.app
+        params = None if request.params is msgspec.UNSET else msgspec.json.decode(request.params)
         answer = await call_v03(
-            app.server,
-            request.method,
-            params,
-            call,
-            lambda: app.published.served_interfaces(exchange.scope, exchange.headers),
+            exchange.app.server, request.method, params, call, exchange.interfaces
         )
         if isinstance(answer, TaskStream):
             answer.translate = event_to_v03
-        return answer
+            return answer
+        return msgspec.json.encode(answer)
     method = METHODS.get(request.method)
     if method is None:
         raise MethodNotFound(data={"method": request.method})

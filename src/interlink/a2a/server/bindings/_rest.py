@@ -16,12 +16,18 @@ status name of §5.4 (`status_of`), `code` the HTTP status, `details` the typed 
 it is an `event: error` carrying the same object. A path of a route with another verb
 is 405 with `Allow`; an oversize body 413. The service parameters (`A2A-Version`,
 `A2A-Extensions`) are checked as on JSON-RPC (`Exchange.call`).
+
+0.3's routes (`/v1/...`, `legacy`: `bindings._rest_v03`) are served here too. Their
+paths are also 1.0's, of the tenant `v1`: a request there is 0.3's when it names no
+`A2A-Version` (or 0.3), else 1.0's. `serve_call` is how both versions answer a call.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Final, NamedTuple
 
 import msgspec
 
@@ -29,12 +35,23 @@ from interlink.a2a import _codec, _routes
 from interlink.a2a._errors import bad_request, details_of, status_of
 from interlink.a2a._methods import SUBSCRIBE_TO_TASK
 from interlink.a2a._types import Empty
-from interlink.a2a.server._asgi import Exchange, Framing, Handle, plain
-from interlink.a2a.server._calls import invoke
+from interlink.a2a.server._asgi import NOT_FOUND, Exchange, Framing, Handle, plain
+from interlink.a2a.server._calls import V10_ONLY, invoke
+from interlink.a2a.server._handler import Call
 from interlink.a2a.server._stream import TaskStream
+from interlink.a2a.server._v03 import is_v03
 from interlink.jsonrpc import ErrorObject, InvalidRequest, RpcError, error_answer
 
-__all__ = ["MEDIA_TYPE", "RestBinding", "status_body"]
+__all__ = [
+    "MEDIA_TYPE",
+    "Answers",
+    "RestBinding",
+    "Router",
+    "http_status_of",
+    "json_object",
+    "serve_call",
+    "status_body",
+]
 
 logger = logging.getLogger("interlink.a2a")
 
@@ -74,13 +91,27 @@ def _error_event(exc: RpcError) -> bytes:
 
 _FRAMING = Framing((b"data: ", b"\n\n"), _error, _error_event)
 
+Router = Callable[[str, str], Handle | None]
+"""The handler of `verb path`, or None (`Binding.route`)."""
+
 
 class RestBinding:
     """The HTTP+JSON binding, at the app's root."""
 
     protocol = "HTTP+JSON"
 
+    def __init__(self, legacy: Router | None = None) -> None:
+        #: the routes of another version whose paths may be 1.0's too (0.3's `/v1/...`)
+        self.legacy = legacy
+
     def route(self, verb: str, path: str) -> Handle | None:
+        current = self._route(verb, path)
+        legacy = None if self.legacy is None else self.legacy(verb, path)
+        if legacy is None:
+            return current
+        return functools.partial(_by_version, legacy, current)
+
+    def _route(self, verb: str, path: str) -> Handle | None:
         found = _routes.find(verb, path)
         if found is None and verb == "POST":  # (§11.3.2's text; see the module doc)
             found = _routes.find("GET", path)
@@ -99,25 +130,91 @@ class RestBinding:
     async def _handle(
         self, route: _routes.Route, fields: dict[str, str], exchange: Exchange, body: bytes
     ) -> None:
-        extra: list[tuple[bytes, bytes]] = []
-        try:
-            call = exchange.call()
-            if call.extensions:
-                extra.append((b"a2a-extensions", ", ".join(sorted(call.extensions)).encode()))
+        async def run(call: Call) -> object:
             params = _params(route, fields, exchange, body)
-            result = await invoke(exchange.app.server, route.method, params, call)
-        except Exception as exc:
-            if not isinstance(exc, RpcError):
-                logger.exception("A2A method %s failed", route.method.name)
-            http = 415 if isinstance(exc, _UnsupportedMediaType) else None
-            status, answer = status_body(error_answer(None, exc).error, http)
-            await plain(exchange.send, status, answer, extra, _CONTENT_TYPE)
-            return
-        if isinstance(result, TaskStream):
-            await exchange.app.stream(exchange, result, _FRAMING, extra)
-            return
-        answer = b"{}" if isinstance(result, Empty) else _codec.encode(result)
-        await plain(exchange.send, 200, answer, extra, _CONTENT_TYPE)
+            return await invoke(exchange.app.server, route.method, params, call)
+
+        await serve_call(exchange, route.method.name, run, _ANSWERS)
+
+
+class Answers(NamedTuple):
+    """How a version of the binding answers: the versions it serves, its errors (the
+    plain answer to one), its streams, its results' bytes and their `Content-Type`."""
+
+    versions: Sequence[str]
+    error: Callable[[BaseException], tuple[int, bytes]]
+    framing: Framing
+    body: Callable[[object], bytes]
+    content_type: tuple[bytes, bytes]
+
+
+async def serve_call(
+    exchange: Exchange, name: str, run: Callable[[Call], Awaitable[object]], answers: Answers
+) -> None:
+    """Answer one call of method `name` that `run` carries out, as `answers` say: its
+    result, its stream, or its error (and an exception that is not an `RpcError` logged:
+    it is a bug). Activated extensions are echoed."""
+    extra: list[tuple[bytes, bytes]] = []
+    try:
+        call = exchange.call(answers.versions)
+        if call.extensions:
+            extra.append((b"a2a-extensions", ", ".join(sorted(call.extensions)).encode()))
+        result = await run(call)
+    except Exception as exc:
+        if not isinstance(exc, RpcError):
+            logger.exception("A2A method %s failed", name)
+        status, answer = answers.error(exc)
+        await plain(exchange.send, status, answer, extra, answers.content_type)
+        return
+    if isinstance(result, TaskStream):
+        await exchange.app.stream(exchange, result, answers.framing, extra)
+        return
+    await plain(exchange.send, 200, answers.body(result), extra, answers.content_type)
+
+
+def _error_of(exc: BaseException) -> tuple[int, bytes]:
+    return status_body(error_answer(None, exc).error, http_status_of(exc))
+
+
+def _body_of(result: object) -> bytes:
+    assert isinstance(result, msgspec.Struct)
+    return b"{}" if isinstance(result, Empty) else _codec.encode(result)
+
+
+_ANSWERS: Final = Answers(V10_ONLY, _error_of, _FRAMING, _body_of, _CONTENT_TYPE)
+
+
+async def _by_version(
+    legacy: Handle, current: Handle | None, exchange: Exchange, body: bytes
+) -> None:
+    """A path of both versions (`/v1/...`: 0.3's, or 1.0's of the tenant `v1`) is
+    0.3's for a 0.3 request (no `A2A-Version`, or 0.3), else 1.0's."""
+    if is_v03(exchange.version()):
+        await legacy(exchange, body)
+    elif current is not None:
+        await current(exchange, body)
+    else:
+        await plain(exchange.send, 404, NOT_FOUND)
+
+
+def json_object(exchange: Exchange, body: bytes) -> dict[str, object]:
+    """The request's JSON object body (`{}` for none), of an accepted media type."""
+    check_media_type(exchange)
+    try:
+        return _OBJECT.decode(body) if body.strip() else {}
+    except msgspec.DecodeError as exc:
+        raise bad_request([("", f"the body is not a JSON object: {exc}")]) from None
+
+
+def check_media_type(exchange: Exchange) -> None:
+    """Raise `_UnsupportedMediaType` (HTTP 415) for a body of another media type than
+    JSON's (a body without `Content-Type` is JSON)."""
+    kind = exchange.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if kind and kind not in _ACCEPTED:
+        raise _UnsupportedMediaType(
+            f"the body must be {MEDIA_TYPE} (or application/json), not {kind}",
+            {"contentType": kind},
+        )
 
 
 def _params(route: _routes.Route, fields: dict[str, str], exchange: Exchange, body: bytes) -> bytes:
@@ -131,20 +228,10 @@ def _params(route: _routes.Route, fields: dict[str, str], exchange: Exchange, bo
         if clash:
             raise bad_request((f, "differs from the path") for f in clash)
         return msgspec.json.encode({**given, **fields})
-    kind = exchange.headers.get("content-type", "").partition(";")[0].strip().lower()
-    if kind and kind not in _ACCEPTED:
-        raise _UnsupportedMediaType(
-            f"the body must be {MEDIA_TYPE} (or application/json), not {kind}",
-            {"contentType": kind},
-        )
-    if not body.strip():
-        body = b"{}"
     if not fields:
-        return body
-    try:
-        decoded = _OBJECT.decode(body)
-    except msgspec.DecodeError as exc:
-        raise bad_request([("", f"the body is not a JSON object: {exc}")]) from None
+        check_media_type(exchange)
+        return body if body.strip() else b"{}"
+    decoded = json_object(exchange, body)
     clash = [
         f
         for f in fields
@@ -160,6 +247,14 @@ def _params(route: _routes.Route, fields: dict[str, str], exchange: Exchange, bo
 
 class _UnsupportedMediaType(InvalidRequest):
     """A body of another media type: -32600 (INVALID_ARGUMENT), HTTP 415."""
+
+    http_status = 415
+
+
+def http_status_of(exc: BaseException) -> int | None:
+    """The HTTP status an error asks for, whatever its code says (415), or None."""
+    status = getattr(exc, "http_status", None)
+    return status if isinstance(status, int) else None
 
 
 def _snake(name: str) -> str:
