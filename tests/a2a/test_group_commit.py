@@ -64,7 +64,7 @@ async def test_chunks_are_written_together_and_streamed_in_order() -> None:
         received: list[bytes] = []
         try:
             while (batch := await stream.batch(5)) is not None:
-                received += [payload for _, payload in batch]
+                received += [payload for _, payload, _ in batch]
         finally:
             await stream.aclose()
     finally:

@@ -85,7 +85,7 @@ async def _resumed_streams_hold(tmp_path: Path, text: str) -> tuple[int, list[in
             seqs: list[int] = []
             async with asyncio.timeout(30):
                 while EVENTS + 1 not in seqs and (batch := await streams[0].batch(0.5)):
-                    seqs += [seq for seq, _ in batch if seq is not None]
+                    seqs += [seq for seq, _, _ in batch if seq is not None]
         finally:
             tracemalloc.stop()
         for stream in [warm, *streams]:

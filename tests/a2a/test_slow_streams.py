@@ -14,6 +14,7 @@ import pytest
 
 from bench.streams import measure
 from interlink.a2a.server._http import _PIECE, _pieces
+from interlink.a2a.server._stream import StreamItem
 
 _KIB = 1024
 _MIB = 1024 * 1024
@@ -48,11 +49,11 @@ def test_events_go_out_in_pieces_that_join_to_the_stream(id_size: int) -> None:
     request id longer than that goes out in a write of its own), and the writes
     together are exactly the SSE events."""
     id_json = b'"' + b"i" * id_size + b'"'
-    batch: list[tuple[int | None, bytes]] = [
-        (None, b'{"task":{}}'),
-        (2, b'{"x":"' + b"y" * 300_000 + b'"}'),
-        (3, b"{}"),
-        (4, b"{}"),
+    batch: list[StreamItem] = [
+        (None, b'{"task":{}}', None),
+        (2, b'{"x":"' + b"y" * 300_000 + b'"}', None),
+        (3, b"{}", None),
+        (4, b"{}", None),
     ]
     around = (b'data: {"jsonrpc":"2.0","id":' + id_json + b',"result":', b"}\n\n")
     pieces = list(_pieces(batch, around))
@@ -63,7 +64,7 @@ def test_events_go_out_in_pieces_that_join_to_the_stream(id_size: int) -> None:
         + b',"result":'
         + payload
         + b"}\n\n"
-        for seq, payload in batch
+        for seq, payload, _ in batch
     )
     assert b"".join(pieces) == whole
     assert all(len(piece) <= max(_PIECE, len(id_json) + 64) + 64 for piece in pieces)

@@ -86,65 +86,81 @@ def _keywords(type_: type[msgspec.Struct]) -> _Keywords:
     return (_BUILT.get(type_) or _build(type_))[1]
 
 
+#: the types whose keywords function is being compiled (a message that holds itself)
+_BUILDING: set[type[msgspec.Struct]] = set()
+
+
 def _build(type_: type[msgspec.Struct]) -> tuple[type[Proto], _Keywords]:
     """Compile the keywords function of `type_`: one line per field, which leaves out a
     field that is absent (UNSET, no message) or, without presence in the proto, equal to
     its zero value (proto3 does not write it either), and converts the rest (enums to
-    their numbers, timestamps, nested messages). A JSON null (`Value`) is a value."""
+    their numbers, timestamps, nested messages by their own keywords functions, called
+    directly). A JSON null (`Value`) is a value."""
     cls = proto_class(type_)
     by_name = cls.DESCRIPTOR.fields_by_name
     env: dict[str, object] = {"UNSET": msgspec.UNSET}
     lines = ["def keywords(obj):", "    out = {}"]
-    for i, f in enumerate(msgspec.structs.fields(type_)):
-        field = cast(FieldDescriptor, by_name[f.name])
-        convert = _to_converter(field)
-        env[f"c{i}"] = convert
-        if convert is _to_value:
-            present = "v is not UNSET"
-        elif field.has_presence:
-            present = "v is not UNSET and v is not None"
-        else:
-            present = "v"
-        value = "v" if convert is None else f"c{i}(v)"
-        lines += [
-            f"    v = obj.{f.name}",
-            f"    if {present}:",
-            f"        out[{f.name!r}] = {value}",
-        ]
+    _BUILDING.add(type_)
+    try:
+        for i, f in enumerate(msgspec.structs.fields(type_)):
+            field = cast(FieldDescriptor, by_name[f.name])
+            value = _to_expression(field, f"c{i}", env)
+            if field.message_type is not None and field.message_type.full_name == _VALUE:
+                present = "v is not UNSET"
+            elif field.has_presence:
+                present = "v is not UNSET and v is not None"
+            else:
+                present = "v"
+            lines += [
+                f"    v = obj.{f.name}",
+                f"    if {present}:",
+                f"        out[{f.name!r}] = {value}",
+            ]
+    finally:
+        _BUILDING.discard(type_)
     lines.append("    return out")
     exec("\n".join(lines), env)  # (the names are the proto's field names: identifiers)
     built = _BUILT[type_] = (cls, cast(_Keywords, env["keywords"]))
     return built
 
 
-def _to_converter(field: FieldDescriptor) -> _Convert | None:
+_VALUE: Final = "google.protobuf.Value"
+
+
+def _to_expression(field: FieldDescriptor, name: str, env: dict[str, object]) -> str:
+    """The expression converting a field's value `v` for protobuf's constructor; what it
+    calls goes into `env` under `name`."""
     if field.enum_type is not None:  # (a number costs protobuf less than a name)
-        numbers = {m: n for n, m in _enum_members(field.enum_type).items()}
-        if field.is_repeated:
-            return lambda items: [numbers[v] for v in cast(list[enum.Enum], items)]
-        return lambda value: numbers[cast(enum.Enum, value)]
+        env[name] = {m: n for n, m in _enum_members(field.enum_type).items()}
+        return f"[{name}[x] for x in v]" if field.is_repeated else f"{name}[v]"
     message = field.message_type
-    if message is None:
-        return None
-    name = message.full_name
-    if name == "google.protobuf.Timestamp":
-        return _to_timestamp
-    if name == "google.protobuf.Struct":
-        return None  # (protobuf takes a dict for it)
-    if name == "google.protobuf.Value":
-        return _to_value
+    if message is None or message.full_name == "google.protobuf.Struct":
+        return "v"  # (protobuf takes a dict for a Struct)
+    if message.full_name == "google.protobuf.Timestamp":
+        env[name] = _to_timestamp
+        return f"{name}(v)"
+    if message.full_name == _VALUE:
+        env[name] = _to_value
+        return f"{name}(v)"
     if message.GetOptions().map_entry:
         value_field = message.fields_by_name["value"]
         if value_field.message_type is None:
-            return None
-        child = _struct_type(value_field.message_type)
-        return lambda items: {
-            k: _keywords(child)(v) for k, v in cast(dict[str, object], items).items()
-        }
-    child = _struct_type(message)
-    if field.is_repeated:
-        return lambda items: [_keywords(child)(v) for v in cast(list[object], items)]
-    return lambda value: _keywords(child)(value)
+            return "v"
+        env[name] = _child_keywords(_struct_type(value_field.message_type))
+        return f"{{k: {name}(x) for k, x in v.items()}}"
+    env[name] = _child_keywords(_struct_type(message))
+    return f"[{name}(x) for x in v]" if field.is_repeated else f"{name}(v)"
+
+
+def _child_keywords(child: type[msgspec.Struct]) -> _Keywords:
+    """The keywords function of a nested type, compiled now; for a type still being
+    compiled further up (a message that holds itself), one that looks it up per call."""
+    built = _BUILT.get(child)
+    if built is not None:
+        return built[1]
+    if child in _BUILDING:
+        return lambda value: _keywords(child)(value)
+    return _build(child)[1]
 
 
 def _to_timestamp(value: object) -> dict[str, int]:

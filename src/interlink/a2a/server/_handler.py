@@ -75,7 +75,7 @@ from interlink.a2a.server._runtime import (
     no_answer,
     spawn,
 )
-from interlink.a2a.server._stream import TaskStream
+from interlink.a2a.server._stream import StreamItem, TaskStream
 from interlink.a2a.stores._base import (
     PushConfig,
     TaskLeased,
@@ -480,7 +480,7 @@ class A2AServer:
         sub = self._subscribe(live, close_on_interrupt=True)
         snapshot = None
         if live.task is not None:  # a follow-up: the stream starts with the task
-            snapshot = (live.last_seq, live.snapshot_json())
+            snapshot = live.snapshot()
         self._start(live, context)
         return TaskStream(self._evict, live, sub, snapshot, [], history)
 
@@ -654,10 +654,9 @@ class A2AServer:
         sub = self._subscribe(live, close_on_interrupt=False)
         if self.replicas is not None and not live.running:
             live.follow()  # events committed since `row` was read were announced to nobody
-        assert live.task is not None
-        snapshot = live.snapshot_json()
+        snapshot = live.snapshot()
         if last_event_id is None:
-            return TaskStream(self._evict, live, sub, (live.last_seq, snapshot), [])
+            return TaskStream(self._evict, live, sub, snapshot, [])
         try:
             return await self._resumed(call, live, sub, snapshot, last_event_id, live.last_seq)
         except BaseException:
@@ -666,7 +665,13 @@ class A2AServer:
             raise
 
     async def _resumed(
-        self, call: Call, live: LiveTask, sub: Subscription, snapshot: bytes, after: int, upto: int
+        self,
+        call: Call,
+        live: LiveTask,
+        sub: Subscription,
+        snapshot: StreamItem,
+        after: int,
+        upto: int,
     ) -> TaskStream:
         """A stream of `live` from `snapshot`, then the stored events after `after` up to
         `upto` (read a page at a time, as its client takes them), then `sub`'s."""
@@ -677,7 +682,7 @@ class A2AServer:
 
         first_page = await more(after, 1) if after < upto else []  # (its size sets the next's)
         backlog = [(seq, p) for seq, p in first_page if seq <= upto]
-        first = (None, snapshot)
+        first = (None, *snapshot[1:])  # (no id: the events after it have theirs)
         return TaskStream(self._evict, live, sub, first, backlog, more=more, after=after, upto=upto)
 
     async def _replay(self, call: Call, row: TaskRow, after: int) -> TaskStream:
@@ -693,7 +698,7 @@ class A2AServer:
         )  # not registered: nothing will happen to this task any more
         sub = self._subscribe(live, close_on_interrupt=False)
         sub.close()
-        snapshot = b'{"task":' + row.task + b"}"  # a StreamResponse holding the stored task
+        snapshot = (None, b'{"task":' + row.task + b"}", None)  # (the stored task)
         return await self._resumed(call, live, sub, snapshot, after, row.last_seq)
 
     # -- push configs ------------------------------------------------------------------

@@ -57,7 +57,7 @@ from interlink.a2a.server._calls import SUPPORTED_VERSIONS, CardExtensions
 from interlink.a2a.server._card_serve import PublishedCard
 from interlink.a2a.server._handler import A2AServer
 from interlink.a2a.server._push import PushDelivery
-from interlink.a2a.server._stream import TaskStream
+from interlink.a2a.server._stream import StreamItem, TaskStream
 from interlink.a2a.server.bindings import _rest_v03 as rest_v03
 from interlink.a2a.server.bindings._jsonrpc import JsonRpcBinding, error_body
 from interlink.a2a.server.bindings._rest import RestBinding
@@ -357,7 +357,7 @@ class A2AApp:
 
     async def _events(
         self,
-        batch: list[tuple[int | None, bytes]] | None,
+        batch: list[StreamItem] | None,
         stream: TaskStream,
         around: tuple[bytes, bytes],
         send: Send,
@@ -414,12 +414,12 @@ class _HttpRequest:
         self.query = parse_qs(cast(bytes, scope.get("query_string", b"")).decode("latin-1"))
 
 
-def _pieces(batch: list[tuple[int | None, bytes]], around: tuple[bytes, bytes]) -> Iterator[bytes]:
+def _pieces(batch: list[StreamItem], around: tuple[bytes, bytes]) -> Iterator[bytes]:
     """The SSE events of `batch` (`id: <seq>`, then `around` its payload: `data: <JSON-RPC
     response>`) in pieces of at most `_PIECE` bytes: small events together, a large one
     cut (its payload is the task's shared bytes, copied a piece at a time)."""
     buffer = bytearray()
-    for seq, payload in batch:
+    for seq, payload, _ in batch:
         head = around[0]
         if seq is not None:
             head = b"id: %d\n" % seq + head

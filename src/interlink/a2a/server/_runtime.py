@@ -60,6 +60,7 @@ from interlink.a2a.stores._base import (
 from interlink.jsonrpc import RpcError
 
 __all__ = [
+    "Item",
     "LiveTask",
     "Sink",
     "Subscription",
@@ -84,10 +85,17 @@ STAGE_LIMIT = 64
 STAGE_BYTES = 1024 * 1024
 """Staged bytes (encoded events) at most, before `publish` waits for the write."""
 
+Item = tuple[int, bytes, StreamResponse | None]
+"""A stream event: its sequence number, its ProtoJSON `StreamResponse` (the bytes every
+stream of the task shares), and that `StreamResponse` itself when it was made here
+(None when read back from the store): a binding that writes another form (gRPC)
+converts from it instead of decoding the bytes."""
+
 
 class _Staged(NamedTuple):
     event: Event
     context: RequestContext
+    responses: list[StreamResponse]
     payloads: list[bytes]
     waiter: asyncio.Future[None] | None
     """The publisher waiting for this event's fate (None: an artifact update returned
@@ -235,8 +243,8 @@ def apply(
 
 
 class Subscription:
-    """One stream's queue of `(seq, StreamResponse bytes)`, bounded in events and bytes
-    (an empty queue takes any one event, however large).
+    """One stream's queue of `Item`s, bounded in events and bytes (an empty queue takes
+    any one event, however large).
 
     A reader that falls behind the bound is cut off: it still gets what was queued
     (so it knows the task and the last id it saw), then its stream ends and it resumes
@@ -250,13 +258,13 @@ class Subscription:
         self.limit = limit
         self.max_bytes = max_bytes
         self.close_on_interrupt = close_on_interrupt
-        self.items: deque[tuple[int, bytes]] = deque()
+        self.items: deque[Item] = deque()
         self.queued_bytes = 0
         self.ready = asyncio.Event()
         self.closed = False
         self.overflowed = False
 
-    def push(self, seq: int, payload: bytes) -> None:
+    def push(self, seq: int, payload: bytes, response: StreamResponse | None = None) -> None:
         if self.closed:
             return
         if self.items and (
@@ -265,7 +273,7 @@ class Subscription:
             self.overflowed = True
             self.closed = True
         else:
-            self.items.append((seq, payload))
+            self.items.append((seq, payload, response))
             self.queued_bytes += len(payload)
         self.ready.set()
 
@@ -273,13 +281,13 @@ class Subscription:
         self.closed = True
         self.ready.set()
 
-    def next_ready(self) -> tuple[int, bytes]:
+    def next_ready(self) -> Item:
         """The next queued event (there must be one)."""
         item = self.items.popleft()
         self.queued_bytes -= len(item[1])
         return item
 
-    async def next(self) -> tuple[int, bytes] | None:
+    async def next(self) -> Item | None:
         """The next event, or `None` when the stream is over."""
         while True:
             if self.items:
@@ -370,6 +378,11 @@ class LiveTask:
             snapshot = self._snapshot = (task_json, b'{"task":' + task_json + b"}")
         return snapshot[1]
 
+    def snapshot(self) -> Item:
+        """The first event of a stream: the task as stored now (`snapshot_json`)."""
+        assert self.task is not None
+        return self.last_seq, self.snapshot_json(), StreamResponse(task=self.task)
+
     @property
     def state(self) -> str:
         return "" if self.task is None else str(self.task.status.state)
@@ -394,9 +407,10 @@ class LiveTask:
                 if event.task_id == self.task_id:  # no task was created: name none
                     event = msgspec.structs.replace(event, task_id="")
                 self.direct_message = event
-                payload = _codec.encode(StreamResponse(message=event))
+                response = StreamResponse(message=event)
+                payload = _codec.encode(response)
                 for sub in self.subscriptions:
-                    sub.push(0, payload)
+                    sub.push(0, payload, response)
                     sub.close()
                 self._notify()
                 return
@@ -410,7 +424,7 @@ class LiveTask:
             and len(self._staged) + 1 < STAGE_LIMIT
             and self._staged_bytes + size < STAGE_BYTES
         ):
-            self._stage(head, _Staged(event, context, payloads, None), size)
+            self._stage(head, _Staged(event, context, responses, payloads, None), size)
             if not self._write_planned:
                 # Next time round the loop: by then the agent may have flushed what is
                 # staged itself (its next status update), and no writer task is needed.
@@ -418,7 +432,7 @@ class LiveTask:
                 asyncio.get_running_loop().call_soon(self._planned_write)
             return
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._stage(head, _Staged(event, context, payloads, waiter), size)
+        self._stage(head, _Staged(event, context, responses, payloads, waiter), size)
         try:
             while not waiter.done():
                 await self._drain()
@@ -467,10 +481,11 @@ class LiveTask:
                 count, head = len(self._staged), self._head
                 assert head is not None
                 payloads = [p for staged in self._staged for p in staged.payloads]
+                responses = [r for staged in self._staged for r in staged.responses]
                 version = self.version
                 error: Exception
                 try:
-                    await self._store_payloads(head, payloads)
+                    await self._store_payloads(head, payloads, responses)
                 except VersionConflict:
                     # Someone else wrote the task (a cancel or a take-over on another
                     # replica): catch up, re-check what is staged on top, write again.
@@ -532,7 +547,7 @@ class LiveTask:
                 self._fail_staged([staged], exc)
                 continue
             payloads = [_codec.encode(r) for r in responses]
-            kept.append(_Staged(staged.event, staged.context, payloads, staged.waiter))
+            kept.append(_Staged(staged.event, staged.context, responses, payloads, staged.waiter))
             size += sum(len(p) for p in payloads)
         self._staged, self._staged_bytes, self._head = kept, size, head
 
@@ -545,7 +560,7 @@ class LiveTask:
             for attempt in range(4):
                 assert self.task is not None
                 try:
-                    await self._store_payloads(_with_user_message(self.task, message), [])
+                    await self._store_payloads(_with_user_message(self.task, message), [], [])
                     return
                 except VersionConflict:
                     if not await self._catch_up() or strict or attempt == 3:
@@ -620,7 +635,10 @@ class LiveTask:
             if not self._follow_again:
                 return
 
-    async def _store_payloads(self, task: Task, payloads: list[bytes]) -> None:
+    async def _store_payloads(
+        self, task: Task, payloads: list[bytes], responses: list[StreamResponse]
+    ) -> None:
+        """Store `task` with the events `payloads` (the encoded `responses`)."""
         encoded = _codec.encode(task)
 
         async def write() -> TaskRow:
@@ -643,7 +661,7 @@ class LiveTask:
 
         row, cancelled = await self._settled(write())
         self._encoded = (task, encoded)
-        self._stored(task, row, payloads)
+        self._stored(task, row, payloads, responses)
         if cancelled:
             raise asyncio.CancelledError
 
@@ -668,8 +686,11 @@ class LiveTask:
                     raise asyncio.CancelledError from None
                 raise
 
-    def _stored(self, task: Task, row: TaskRow, payloads: list[bytes]) -> None:
-        """`task` and its events are in the store as `row`: memory and streams follow."""
+    def _stored(
+        self, task: Task, row: TaskRow, payloads: list[bytes], responses: list[StreamResponse]
+    ) -> None:
+        """`task` and its events (`payloads`, the encoded `responses`) are in the store as
+        `row`: memory and streams follow."""
         first_seq = self.last_seq + 1
         self.task, self.version, self.last_seq = task, row.version, row.last_seq
         if not self._staged:
@@ -678,7 +699,7 @@ class LiveTask:
             self.on_append()
         for offset, payload in enumerate(payloads):
             for sub in self.subscriptions:
-                sub.push(first_seq + offset, payload)
+                sub.push(first_seq + offset, payload, responses[offset])
         if self.state in TERMINAL:
             for sub in self.subscriptions:
                 sub.close()

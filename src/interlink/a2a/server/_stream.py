@@ -13,7 +13,7 @@ from interlink.a2a import _codec
 from interlink.a2a._types import StreamResponse, Task
 from interlink.a2a.server._runtime import LiveTask, Subscription, no_answer
 
-__all__ = ["PAGE", "PAGE_BYTES", "TaskStream", "page_size"]
+__all__ = ["PAGE", "PAGE_BYTES", "StreamItem", "TaskStream", "page_size"]
 
 logger = logging.getLogger("interlink.a2a")
 
@@ -21,6 +21,11 @@ PAGE = 32
 """Events of a resumed subscription's stored backlog read from the store at a time, at
 most; fewer when they are large (about `PAGE_BYTES` a page, at least one event)."""
 PAGE_BYTES = 256 * 1024
+
+StreamItem = tuple[int | None, bytes, StreamResponse | None]
+"""An event of a stream: its sequence number (None: none to resume from), its ProtoJSON
+`StreamResponse` and, when it was made in this process, that `StreamResponse` (see
+`_runtime.Item`)."""
 
 
 def page_size(events: int, size: int) -> int:
@@ -36,13 +41,13 @@ class TaskStream:
     limit)` gives at most `limit` stored events after `after`, up to `upto` (so a stream
     that resumes and does not read holds one page, not a copy of the task's log).
 
-    `batch(wait, size)` returns the events that are ready, up to about `size` bytes (at
-    least one event), so a transport writes them at once while the rest stays counted
-    in the subscription's bounded queue; `[]` when `wait` seconds passed without one
-    (time for a keep-alive), `None` when the stream is over. A subscription that fell
-    behind its bounded queue just ends: the client resumes with `Last-Event-ID`.
-    `aclose()` detaches it (always call it). `translate`, when set, makes each event's
-    payload the client's form (a 0.3 client's: `server._v03.event_to_v03`).
+    `batch(wait, size)` returns the events that are ready (`StreamItem`s), up to about
+    `size` bytes (at least one event), so a transport writes them at once while the rest
+    stays counted in the subscription's bounded queue; `[]` when `wait` seconds passed
+    without one (time for a keep-alive), `None` when the stream is over. A subscription
+    that fell behind its bounded queue just ends: the client resumes with
+    `Last-Event-ID`. `aclose()` detaches it (always call it). `translate`, when set, makes each
+    event's payload the client's form (a 0.3 client's: `server._v03.event_to_v03`).
     """
 
     def __init__(
@@ -50,7 +55,7 @@ class TaskStream:
         on_close: Callable[[LiveTask], None],
         live: LiveTask,
         sub: Subscription,
-        first: tuple[int | None, bytes] | None,
+        first: StreamItem | None,
         backlog: list[tuple[int, bytes]],
         history: int | None = None,
         *,
@@ -63,10 +68,10 @@ class TaskStream:
         self._history = history
         self._live = live
         self._sub = sub
-        self._pending: deque[tuple[int | None, bytes]] = deque()
+        self._pending: deque[StreamItem] = deque()
         if first is not None:
             self._pending.append(first)
-        self._pending += backlog
+        self._pending += [(seq, payload, None) for seq, payload in backlog]
         self._last = backlog[-1][0] if backlog else (first[0] if first and first[0] else 0)
         #: the next page of the backlog, and the last event of it (see `more`)
         self._more = more
@@ -81,10 +86,10 @@ class TaskStream:
 
     async def batch(
         self, wait: float | None = None, size: int = 64 * 1024
-    ) -> list[tuple[int | None, bytes]] | None:
+    ) -> list[StreamItem] | None:
         sub = self._sub
         while True:
-            ready: list[tuple[int | None, bytes]] = []
+            ready: list[StreamItem] = []
             taken = 0
             pending = self._pending
             if not pending and self._unloaded and (self._cut or not await self._next_page()):
@@ -98,16 +103,16 @@ class TaskStream:
                 and not self._unloaded
                 and (not ready or taken + len(sub.items[0][1]) <= size)
             ):
-                seq, payload = sub.next_ready()
+                seq, payload, response = sub.next_ready()
                 if seq and seq <= self._last:
                     continue  # already sent from the stored log
-                ready.append((seq or None, payload))
+                ready.append((seq or None, payload, response))
                 taken += len(payload)
             if ready:
                 if self._history is not None:
-                    ready = [(seq, _cut_history(p, self._history)) for seq, p in ready]
-                if self.translate is not None:
-                    ready = [(seq, self.translate(p)) for seq, p in ready]
+                    ready = [_cut_history(item, self._history) for item in ready]
+                if self.translate is not None:  # (the response is 1.0's: dropped)
+                    ready = [(seq, self.translate(p), None) for seq, p, _ in ready]
                 return ready
             if sub.closed:
                 live = self._live
@@ -141,7 +146,7 @@ class TaskStream:
         rows = [(seq, payload) for seq, payload in rows if self._loaded < seq <= self._upto]
         if not rows:
             return False  # (the log holds no more of them: pruned)
-        self._pending += rows
+        self._pending += [(seq, payload, None) for seq, payload in rows]
         self._loaded = rows[-1][0]
         self._page = page_size(len(rows), sum(len(payload) for _, payload in rows))
         return True
@@ -157,12 +162,16 @@ class TaskStream:
         self._on_close(self._live)
 
 
-def _cut_history(payload: bytes, history: int) -> bytes:
+def _cut_history(item: StreamItem, history: int) -> StreamItem:
     """A `task` event with at most `history` messages of its history; others as they are."""
+    seq, payload, response = item
     if not payload.startswith(b'{"task":'):
-        return payload
-    task = _codec.decode(StreamResponse, payload).task
+        return item
+    if response is None:
+        response = _codec.decode(StreamResponse, payload)
+    task = response.task
     if not isinstance(task, Task) or len(task.history) <= history:
-        return payload
+        return seq, payload, response
     cut = task.history[-history:] if history else []
-    return _codec.encode(StreamResponse(task=msgspec.structs.replace(task, history=cut)))
+    response = StreamResponse(task=msgspec.structs.replace(task, history=cut))
+    return seq, _codec.encode(response), response

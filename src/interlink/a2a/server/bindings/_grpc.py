@@ -233,14 +233,17 @@ class GrpcBinding(grpc.GenericRpcHandler):
 
     async def _events(self, stream: TaskStream, context: Context) -> None:
         """Write the stream's events until it is over (the client going away cancels
-        this: the stream is closed by the caller)."""
+        this: the stream is closed by the caller). Each is converted from its
+        `StreamResponse` as the server made it; only one read back from the store
+        (a resumed subscription's backlog, another replica's events) is decoded first."""
         while True:
             batch = await stream.batch()
             if batch is None:
                 return
-            for _, payload in batch:
-                event = _codec.decode(StreamResponse, payload)
-                await context.write(_convert.encode(event))
+            for _, payload, response in batch:
+                if response is None:
+                    response = _codec.decode(StreamResponse, payload)
+                await context.write(_convert.encode(response))
 
 
 def _not_found(name: str) -> Callable[[bytes, Context], Awaitable[bytes]]:
