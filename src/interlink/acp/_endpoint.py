@@ -75,8 +75,7 @@ class AcpCodec(ValueCodec):
     def decoder(self, type_: object) -> Callable[[bytes], object]:
         return _codec._decoder(type_).decode  # (the fast path: strict, unknown fields fail)
 
-    def encode_message(self, message: object) -> bytes:
-        return _codec.encode(message) + b"\n"
+    encode = staticmethod(_codec.encode)
 
 
 CODEC = AcpCodec()
