@@ -111,6 +111,7 @@ _YIELD_EVERY = 64
 #: before what is left of it is dropped (the peer is gone and does not read)
 _EOF_STALL = 0.5
 _UNSET = msgspec.UNSET
+_COROUTINE = types.CoroutineType
 
 
 class ByteReader(Protocol):
@@ -673,7 +674,7 @@ class Connection:
                 handling = self._handle(note)
             else:
                 handling = entry.handler(note.params)  # type: ignore[assignment]
-                if type(handling) is not types.CoroutineType:
+                if type(handling) is not _COROUTINE:
                     handling = self._handle(note)
             waits_on = handling.send(None)
         except StopIteration:

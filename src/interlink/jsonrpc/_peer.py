@@ -56,6 +56,8 @@ Incoming: TypeAlias = Request[msgspec.Raw] | Notification[msgspec.Raw] | ErrorRe
 
 _DEFAULT_PROFILE = Profile()
 _UNSET = msgspec.UNSET
+_ID_AT = len(b'{"jsonrpc":"2.0","')  # where a request's or a response's "id" starts
+_I = ord("i")
 
 
 def _not_a_request(message: object) -> ErrorResponse:
@@ -250,7 +252,8 @@ class Peer(Generic[W, T]):
     def decode_notifications(self, params: dict[str, object]) -> None:
         """Decode the notifications of these methods (method -> params type) in one pass
         where that passes strictly (they come as `Decoded`); the last one tried that did
-        not pass is decoded as before, and no more are tried until a notification comes."""
+        not pass is decoded as before, and no more are tried until a notification comes.
+        A line that starts `{"jsonrpc":"2.0","i` is not tried."""
         variants = {  # (what else a message has, an id, a result, fails: decoded as before)
             msgspec.defstruct(
                 "_Typed",
@@ -284,7 +287,9 @@ class Peer(Generic[W, T]):
             if type(frame) is not bytes:
                 self._oversize(frame, events)  # type: ignore[arg-type]
                 continue
-            if typed is not None:
+            # (a request or a response whose "id" comes right after "jsonrpc", as a
+            # rule, is not tried, nor does it end the streak)
+            if typed is not None and (len(frame) <= _ID_AT or frame[_ID_AT] != _I):
                 try:
                     note: object = typed(frame)
                 except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
