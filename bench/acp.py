@@ -7,7 +7,11 @@ client has handled all K. Each pair's client is a process of its own
 (`bench.acp_peers.*_client`, `ts_client.mjs`) that prints its numbers as JSON: turns/s
 and updates/s, start-up (agent spawn to the `initialize` answer), and the peak RSS of
 the agent and of the client. Rounds are interleaved across pairs; throughput is the best
-round, start-up the median of every spawn, memory the peak. A second table times
+round, start-up the median of every spawn, memory the peak. A CPU table gives the CPU
+time the client and the agent spent per turn and per update over the timed turns (the
+least of the rounds: on a shared machine, others' load only adds to it), the decision
+metric for the hot path, as wall time is noisy here; `--cpu` measures only that and
+throughput (no start-up spawns, no import times). A second table times
 `import interlink.acp` (the agent side; the client side loads on first use) and
 `from interlink.acp import *` (both sides) against `import acp` (the Python SDK) in fresh
 interpreters.
@@ -134,6 +138,8 @@ class Result:
     agent_rss_mib: float = 0.0
     client_rss_mib: float = 0.0
     early_answers: int = 0
+    client_cpu_s: float = float("inf")
+    agent_cpu_s: float = float("inf")
     error: str = ""
 
     def add(self, run: dict[str, object]) -> None:
@@ -150,6 +156,10 @@ class Result:
         self.agent_rss_mib = max(self.agent_rss_mib, number("agent_rss_mib"))
         self.client_rss_mib = max(self.client_rss_mib, number("client_rss_mib"))
         self.early_answers += int(number("early_answers"))
+        for side in ("client_cpu_s", "agent_cpu_s"):  # (not every client says)
+            value = run.get(side)
+            if isinstance(value, int | float) and value == value:  # (NaN: not known)
+                setattr(self, side, min(getattr(self, side), float(value)))
 
 
 def _bytecode_env(cache: str) -> dict[str, str]:
@@ -208,7 +218,51 @@ def _measure(
 
 
 def _ratio(ours: float, theirs: float) -> str:
-    return f"{ours / theirs:.2f}x" if theirs else "-"
+    return f"{ours / theirs:.2f}x" if theirs and ours == ours else "-"
+
+
+def _print_cpu(selected: list[Pair], results: dict[str, Result], turns: int, updates: int) -> None:
+    """CPU µs per turn of each pair's client, agent and both, and per update; then each
+    side against the floor's: the interlink pair's, our client's (with the floor agent)
+    and our agent's (with the floor client)."""
+    known = {
+        pair.name: result
+        for pair in selected
+        if (result := results.get(pair.name)) is not None and not result.error
+    }
+
+    def us(seconds: float) -> float:
+        return seconds / turns * 1e6
+
+    rows = []
+    for name, r in known.items():
+        client, agent = us(r.client_cpu_s), us(r.agent_cpu_s)
+        cells = [f"{client:,.1f}", f"{agent:,.1f}", f"{client + agent:,.1f}"]
+        cells.append(f"{(client + agent) / max(updates, 1):,.2f}")
+        rows.append([name, *(c.replace("inf", "-") for c in cells)])
+    floor = known.get("floor")
+    if floor is not None:
+        for name, side in (("interlink", ""), ("our-client", "client"), ("our-agent", "agent")):
+            ours = known.get(name)
+            if ours is None:
+                continue
+            cells = []
+            for attr in ("client_cpu_s", "agent_cpu_s"):
+                cells.append(_ratio(getattr(ours, attr), getattr(floor, attr)))
+            both = _ratio(
+                ours.client_cpu_s + ours.agent_cpu_s, floor.client_cpu_s + floor.agent_cpu_s
+            )
+            rows.append([f"{name} / floor" + (f" ({side} side)" if side else ""), *cells, both, ""])
+    print_table(
+        [
+            "CPU µs per turn, least of the rounds (lower is better)",
+            "client",
+            "agent",
+            "pair",
+            "pair per update",
+        ],
+        rows,
+    )
 
 
 def _print_runs(selected: list[Pair], results: dict[str, Result]) -> None:
@@ -224,6 +278,8 @@ def _print_runs(selected: list[Pair], results: dict[str, Result]) -> None:
         ("agent peak RSS, MiB (lower is better)", lambda r: r.agent_rss_mib, "{:.1f}"),
         ("client peak RSS, MiB (lower is better)", lambda r: r.client_rss_mib, "{:.1f}"),
     ]
+    if not any(result.startup_s for result in results.values()):  # (`--cpu`: no spawns)
+        rows = [row for row in rows if not row[0].startswith("start-up")]
     names = [pair.name for pair in selected]
     others = [n for n in names if n not in ("interlink", *_MIXED)] if "interlink" in names else []
     mixed = [name for name in _MIXED if name in names and "floor" in names]
@@ -310,14 +366,14 @@ def _run_all(args: argparse.Namespace) -> None:
     options = [
         f"--turns={args.turns}",
         f"--updates={args.updates}",
-        f"--spawns={args.spawns}",
+        f"--spawns={0 if args.cpu else args.spawns}",
         f"--warmup={args.warmup}",
     ]
     with tempfile.TemporaryDirectory(prefix="interlink-bench-pycache-") as cache:
         env = _bytecode_env(cache)
         results = _measure(pairs, env, options, args.rounds)
         times: list[list[str]] = []
-        if "interlink" in wanted:
+        if "interlink" in wanted and not args.cpu:
             imports = [
                 _Import("import interlink.acp", "interlink.acp._schema"),
                 # the client side too (it loads on first use), as `import acp` loads both
@@ -341,6 +397,8 @@ def _run_all(args: argparse.Namespace) -> None:
     print(", ".join(f"{name}: {version}" for name, version in versions.items() if version))
     print()
     _print_runs(selected, results)
+    print()
+    _print_cpu(selected, results, args.turns, args.updates)
     for pair in pairs:
         result = results[pair.name]
         if result.error:
@@ -367,6 +425,11 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--warmup", type=int, default=2, help="untimed turns first")
     parser.add_argument("--rounds", type=int, default=3, help="client runs per pair")
     parser.add_argument("--import-runs", type=int, default=7, help="imports timed per module")
+    parser.add_argument(
+        "--cpu",
+        action="store_true",
+        help="throughput and CPU per turn only (no start-up spawns, no import times)",
+    )
     parser.add_argument(
         "--only",
         default="",

@@ -6,7 +6,9 @@ A client module supplies `spawn(updates, agent)`: start its agent process (which
 several spawns), throughput (prompt turns after a warm-up, each turn checked to have had
 all its updates handled by the time the `session/prompt` answer was delivered), and the
 peak RSS of the agent (read from /proc before it is told to exit) and of this process.
-It prints one JSON line on stdout, which `bench.acp` collects.
+It prints one JSON line on stdout, which `bench.acp` collects, with the CPU time the
+client and the agent spent over the timed turns (this process's `time.process_time`, the
+agent's scheduler run time from /proc, all its threads, in ns).
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import resource
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-__all__ = ["Agent", "Spawn", "peak_rss_mib", "run", "spawn_python", "stop"]
+__all__ = ["Agent", "Spawn", "cpu_seconds", "peak_rss_mib", "run", "spawn_python", "stop"]
 
 # What each phase may take at most, so that a stuck peer ends the run instead of hanging.
 _STARTUP_TIMEOUT = 30.0
@@ -89,6 +92,19 @@ def peak_rss_mib(pid: int | None = None) -> float:
     return float("nan")
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time of process `pid` so far (its threads' scheduler run time, ns-exact);
+    NaN where /proc does not say."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat", encoding="ascii") as stat:
+                total += int(stat.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+    return total / 1e9
+
+
 async def _measure(spawn: Spawn, args: argparse.Namespace) -> dict[str, object]:
     startup = []
     for _ in range(args.spawns):
@@ -108,10 +124,14 @@ async def _measure(spawn: Spawn, args: argparse.Namespace) -> dict[str, object]:
             await agent.new_session()
             for i in range(args.warmup):
                 _check(i, await agent.prompt(f"warm-up {i}"), args.updates)
+            agent_cpu = cpu_seconds(agent.pid)
+            client_cpu = time.process_time()
             start = time.perf_counter()
             for i in range(args.turns):
                 _check(i, await agent.prompt(f"turn {i}"), args.updates)
             elapsed = time.perf_counter() - start
+            client_cpu = time.process_time() - client_cpu
+            agent_cpu = cpu_seconds(agent.pid) - agent_cpu
         agent_rss = peak_rss_mib(agent.pid)
     finally:
         async with asyncio.timeout(_CLOSE_TIMEOUT):
@@ -122,6 +142,8 @@ async def _measure(spawn: Spawn, args: argparse.Namespace) -> dict[str, object]:
         "startup_s": startup,
         "agent_rss_mib": agent_rss,
         "client_rss_mib": peak_rss_mib(),
+        "client_cpu_s": client_cpu,
+        "agent_cpu_s": agent_cpu,
         "early_answers": 0,  # a Python client that delivered one would fail `_check`
     }
 

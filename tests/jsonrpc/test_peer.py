@@ -357,6 +357,8 @@ def test_notifications_of_the_methods_given_come_decoded_else_as_before() -> Non
         b'{"jsonrpc":"2.0","method":"note","params":{"text":"b","more":1}}',  # does not fit
         note,  # (a streak again)
         b'{"jsonrpc":"2.0","id":1,"method":"note","params":{"text":"c"}}',  # a request
+        note,  # (not tried on the request, whose "id" shows first: the streak goes on)
+        b'{"jsonrpc":"2.0","method":"note","params":{"text":"c"},"id":2}',  # a request too
         note,
         b'{"jsonrpc":"1.0","method":"note","params":{"text":"d"}}',  # not a message
         b'{"jsonrpc":"2.0","method":"other","params":{"text":"e"}}',
@@ -368,6 +370,8 @@ def test_notifications_of_the_methods_given_come_decoded_else_as_before() -> Non
         "Notification",
         "Decoded",
         "Notification",
+        "Decoded",
+        "Request",
         "Decoded",
         "Request",
         "Notification",

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -193,7 +193,10 @@ class AgentSideConnection(Endpoint):
             self.connection.admit_requests(None)  # (from now on: `_step`)
             self._initialize_over.set()
             return result
-        await self._step(route.arrive)
+        try:  # (`_step` without a coroutine of its own, unless it waits: the hot path)
+            self._state = step(self._state, route.arrive)
+        except Waits:
+            await self._step(route.arrive)
         result = await super()._serve(route, raw)
         if route.success is not None:
             self._state = step(self._state, route.success)
@@ -203,9 +206,14 @@ class AgentSideConnection(Endpoint):
         await self._step(Event.REQUEST)
         return await super()._unknown_request(method, raw)
 
-    async def _notified(self, route: Route, params: object) -> None:
-        if await self._step(Event.NOTIFICATION):
-            await super()._notified(route, params)
+    def _notifier(self, route: Route) -> Callable[[Any], Awaitable[None]]:
+        notified = super()._notifier(route)
+
+        async def stepped(params: object) -> None:
+            if await self._step(Event.NOTIFICATION):
+                await notified(params)
+
+        return stepped
 
     async def _dispatch_notification(
         self, method: str, raw: msgspec.Raw | msgspec.UnsetType

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["ClientHandle", "TerminalHandle"]
 
 _UNSET = msgspec.UNSET
+_SESSION_UPDATE = m.SESSION_UPDATE.name
 
 
 class ClientHandle:
@@ -41,9 +42,11 @@ class ClientHandle:
         """Send one `session/update` notification (ungated: every client takes them)."""
         if type(update).__name__ == "ConfigOptionUpdate":  # (a call less for the others)
             self._endpoint.note_update(session_id, update)
-        await self._endpoint.connection.notify_raw(
-            m.SESSION_UPDATE.name, s.SessionNotification(session_id=session_id, update=update)
+        waiting = self._endpoint.connection.queue_notification(
+            _SESSION_UPDATE, s.SessionNotification(session_id=session_id, update=update)
         )
+        if waiting is not None:  # (the output is full)
+            await waiting
 
     async def send_text(self, session_id: str, text: str) -> None:
         """An `agent_message_chunk` with one text block."""

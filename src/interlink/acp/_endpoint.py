@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar, TypeVar, cast
 
@@ -75,8 +74,7 @@ class AcpCodec(ValueCodec):
     def decoder(self, type_: object) -> Callable[[bytes], object]:
         return _codec._decoder(type_).decode  # (the fast path: strict, unknown fields fail)
 
-    def encode_message(self, message: object) -> bytes:
-        return _codec.encode(message) + b"\n"
+    encode = staticmethod(_codec.encode)
 
 
 CODEC = AcpCodec()
@@ -119,6 +117,7 @@ _PROMPT_GATES: dict[type, tuple[str, str]] = {
     s.AudioContent: ("audio", "audio"),
     s.EmbeddedResource: ("embedded resource", "embedded_context"),
 }
+_NONE_ADVERTISED = s.PromptCapabilities()
 
 
 def unadvertised_content(
@@ -129,7 +128,7 @@ def unadvertised_content(
     Text and resource links need no capability."""
     allowed = getattr(capabilities, "prompt_capabilities", None)
     if not isinstance(allowed, s.PromptCapabilities):  # none advertised
-        allowed = s.PromptCapabilities()
+        allowed = _NONE_ADVERTISED
     for i, block in enumerate(blocks):
         kind, flag = _PROMPT_GATES.get(type(block), ("", ""))
         if flag and not getattr(allowed, flag):
@@ -200,7 +199,7 @@ class Endpoint:
             else:  # decoded by the connection, one hop less
                 self.connection.on_notification(
                     NotificationType(spec.name, spec.params),  # type: ignore[arg-type]
-                    functools.partial(self._notified, route),
+                    self._notifier(route),
                 )
         #: this side's capabilities and the peer's, as gate trees; set by `initialize`
         self._own_caps: dict[str, object] = {self.OWN_ROOT: {}}
@@ -262,11 +261,19 @@ class Endpoint:
     def _session(self, params: object) -> object:  # (the agent's: -32002 for none)
         raise NotImplementedError
 
-    def _notified(self, route: Route, params: object) -> Awaitable[None]:  # (no coroutine)
-        handler = self._handler(route.spec)
-        if route.rule is not None:
-            return route.rule(handler, params, None)
-        return nothing() if handler is None else handler(params)
+    def _notifier(self, route: Route) -> Callable[[Any], Awaitable[None]]:
+        """What handles one notification method this side takes: the rule's or the
+        handler's awaitable, with no coroutine of its own (`_handler`'s lookup inline:
+        the hot path)."""
+        handlers, name, attr, rule = self._handlers, route.spec.name, route.spec.handler, route.rule
+
+        def notified(params: object) -> Awaitable[None]:
+            handler = handlers._registered.get(name) or getattr(handlers, attr, None)
+            if rule is not None:
+                return rule(handler, params, None)
+            return nothing() if handler is None else handler(params)
+
+        return notified
 
     async def _dispatch_notification(
         self, method: str, raw: msgspec.Raw | msgspec.UnsetType

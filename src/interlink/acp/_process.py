@@ -213,22 +213,34 @@ async def spawn_agent(
 
     environment = dict(os.environ if env is None else env)
     environment.update(extra_env or {})
-    process = await asyncio.create_subprocess_exec(
-        *command,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=environment,
-        cwd=cwd,
-        limit=_STREAM_LIMIT,
-        start_new_session=start_new_session,
-    )
+    # The agent's stdout is a pipe of our own, read as a plain pipe: a subprocess
+    # transport hands each read on in a callback of its own, a loop iteration per read.
+    stdout_fd, child_stdout = os.pipe()
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=child_stdout,
+            stderr=asyncio.subprocess.PIPE,
+            env=environment,
+            cwd=cwd,
+            limit=_STREAM_LIMIT,
+            start_new_session=start_new_session,
+        )
+    except BaseException:
+        os.close(stdout_fd)
+        raise
+    finally:
+        os.close(child_stdout)
     assert process.stdin is not None
-    assert process.stdout is not None
     assert process.stderr is not None
+    stdout = asyncio.StreamReader(limit=_STREAM_LIMIT)
+    stdout_pipe, _ = await asyncio.get_running_loop().connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(stdout), os.fdopen(stdout_fd, "rb", buffering=0)
+    )
     ring = _StderrRing(stderr_limit, forward_stderr)
     drain = asyncio.create_task(ring.drain(process.stderr), name="acp-agent-stderr")
-    reader: ByteReader = process.stdout
+    reader: ByteReader = stdout
     writer: ByteWriter = process.stdin
     if wire_tap is not None:
         tap = _Tap(wire_tap)
@@ -253,7 +265,7 @@ async def spawn_agent(
         lambda head, size, error: report(_bad_output_message(head, size, error))
     )
     handle = AgentProcess(process, connection, ring)
-    watcher = asyncio.create_task(_end_input_at_exit(process), name="acp-agent-exit")
+    watcher = asyncio.create_task(_end_input_at_exit(process, stdout_pipe), name="acp-agent-exit")
     try:
         async with connection:
             yield handle
@@ -262,6 +274,7 @@ async def spawn_agent(
         with contextlib.suppress(asyncio.CancelledError):
             await watcher
         await _stop(process, close_timeout)
+        stdout_pipe.close()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(drain, 2.0)
         if not drain.done():
@@ -285,16 +298,16 @@ def _log_bad_output(message: str) -> None:
     logger.warning("%s", message)
 
 
-async def _end_input_at_exit(process: asyncio.subprocess.Process, grace: float = 0.5) -> None:
+async def _end_input_at_exit(
+    process: asyncio.subprocess.Process, stdout: asyncio.BaseTransport, grace: float = 0.5
+) -> None:
     """Once the agent itself has exited and `grace` seconds have passed for the reader to
     take what it wrote last, close our end of its stdout: a grandchild that inherited
     the pipe would otherwise keep it open, and every pending request would wait forever
     instead of failing with `AgentExited`."""
     await _exit_of(process)
     await asyncio.sleep(grace)
-    transport = getattr(process, "_transport", None)  # no public way to close the pipes
-    stdout = None if transport is None else transport.get_pipe_transport(1)
-    if stdout is not None and not stdout.is_closing():
+    if not stdout.is_closing():
         stdout.close()
 
 

@@ -111,6 +111,7 @@ _YIELD_EVERY = 64
 #: before what is left of it is dropped (the peer is gone and does not read)
 _EOF_STALL = 0.5
 _UNSET = msgspec.UNSET
+_COROUTINE = types.CoroutineType
 
 
 class ByteReader(Protocol):
@@ -241,6 +242,9 @@ class Connection:
         self._parked = False
         #: bytes written at once that the transport holds, for the writer to drain
         self._undrained = 0
+        #: a `_flush` is scheduled (the lines queued while the writer is idle go then)
+        self._flushing = False
+        self._flush_context = contextvars.Context()
 
     # -- registration -----------------------------------------------------------------
 
@@ -303,6 +307,7 @@ class Connection:
         # one context shared by the reader and the inbox worker (either may run them),
         # where what they ask is answered directly (see `request_raw`).
         self._request_context = contextvars.copy_context()
+        self._loop = asyncio.get_running_loop()
         handling = contextvars.copy_context()
         handling.run(_handling.set, self)
         self._tasks = [
@@ -383,9 +388,17 @@ class Connection:
         await self.notify_raw(method.method, params)
 
     async def notify_raw(self, method: str, params: object = None) -> None:
+        waiting = self.queue_notification(method, params)
+        if waiting is not None:
+            await waiting
+
+    def queue_notification(self, method: str, params: object = None) -> Awaitable[None] | None:
+        """`notify_raw` without a coroutine of its own: None when the notification is
+        queued already, else what to await until it is (raises `ConnectionClosed`)."""
         line = self._peer.notification(method, params)
-        if not self._queue_now(line):
-            await self._send(line)  # waits for room, or raises ConnectionClosed
+        if self._queue_now(line):
+            return None
+        return self._send(line)  # waits for room, or raises ConnectionClosed
 
     def _queue_now(self, line: bytes, alone: bool = False) -> bool:
         """Queue our line if it fits now (False: it must wait, see `_send`)."""
@@ -411,35 +424,55 @@ class Connection:
         )
 
     def _queue(self, line: bytes, alone: bool = False) -> None:
-        """Queue a line for the writer; past the bound, the reader pauses. A line `alone`
-        goes out at once with what is queued ahead of it, when the writer is idle (what
-        the transport holds of it is the writer's to drain)."""
+        """Queue a line; past the bound, the reader pauses. While the writer is idle,
+        what is queued goes to the transport without it: a line `alone` at once with
+        what is queued ahead of it, others together once this loop iteration is over
+        (what the transport holds of them is the writer's to drain)."""
         outq = self._outq
-        if alone and self._parked and not self._undrained and not self._senders:
-            data = b"".join((*outq, line)) if outq else line
-            outq.clear()  # (`_out_bytes` counts only these while the writer is idle)
-            writer = self._writer
-            try:
-                writer.write(data)
-            except (OSError, RuntimeError) as exc:
-                self._transport_lost(f"write failed: {exc!r}")
-                return
-            if (
-                isinstance(writer, asyncio.StreamWriter)
-                and not writer.transport.get_write_buffer_size()
-            ):
-                self._out_bytes = 0
-                self._out_room.set()
-            else:
-                self._undrained = self._out_bytes = self._out_bytes + len(line)
-                self._out_ready.set()
-            return
-        if not outq:  # (the writer waits only on an empty queue)
-            self._out_ready.set()
         outq.append(line)
         self._out_bytes += len(line)
+        if self._parked and not self._undrained and not self._senders:
+            if alone:
+                self._write_idle()
+                return
+            if not self._flushing:
+                self._flushing = True
+                self._loop.call_soon(self._flush, context=self._flush_context)
+        elif len(outq) == 1:  # (the writer waits only on an empty queue)
+            self._out_ready.set()
         if self._out_bytes >= self._max_outgoing_bytes or len(outq) >= self._max_outgoing:
             self._out_room.clear()
+
+    def _flush(self) -> None:
+        self._flushing = False
+        if not self._outq:
+            return
+        if self._parked and not self._undrained and not self._senders:
+            self._write_idle()
+        else:
+            self._out_ready.set()
+
+    def _write_idle(self) -> None:
+        """Hand what is queued to the transport while the writer is idle (`_out_bytes`
+        counts only these then)."""
+        outq = self._outq
+        data = outq[0] if len(outq) == 1 else b"".join(outq)
+        outq.clear()
+        writer = self._writer
+        try:
+            writer.write(data)
+        except (OSError, RuntimeError) as exc:
+            self._transport_lost(f"write failed: {exc!r}")
+            return
+        if (
+            isinstance(writer, asyncio.StreamWriter)
+            and not writer.transport.get_write_buffer_size()
+        ):
+            self._out_bytes = 0
+            self._out_room.set()
+        else:
+            self._undrained = self._out_bytes
+            self._out_ready.set()
 
     async def _send(self, line: bytes) -> None:
         """Queue a line once there is room for it, behind the senders waiting already."""
@@ -632,14 +665,25 @@ class Connection:
 
     def _handle_first_step(self, note: _Note) -> None:
         """In the reader: handle a notification as far as its handler goes without waiting
-        (most go all the way); the inbox worker does the rest, ahead of what follows."""
-        handling = self._handle(note)
+        (most go all the way); the inbox worker does the rest, ahead of what follows.
+        A decoded one's handler coroutine is stepped as it is, a call less."""
+        entry = self._notifications.get(note.method)
+        handling: Coroutine[object, object, object]
         try:
+            if entry is None or type(note) is not Decoded:
+                handling = self._handle(note)
+            else:
+                handling = entry.handler(note.params)  # type: ignore[assignment]
+                if type(handling) is not _COROUTINE:
+                    handling = self._handle(note)
             waits_on = handling.send(None)
         except StopIteration:
             self._peer.handled()
+        except Exception as exc:
+            self._failed(note.method, exc)
+            self._peer.handled()
         else:
-            self._inbox.append(_resume(handling, waits_on))
+            self._inbox.append(self._handle_rest(note.method, _resume(handling, waits_on)))
             self._inbox_sizes.append(0)
             self._inbox_ready.set()
 
@@ -653,10 +697,20 @@ class Connection:
                 await entry.handler(params)
             elif self._fallback_notification is not None:
                 await self._fallback_notification(note.method, note.params)  # type: ignore[arg-type]
-        except RpcError as exc:
-            logger.warning("%s: notification %s rejected: %s", self.name, note.method, exc)
-        except Exception:
-            logger.exception("%s: notification handler for %s failed", self.name, note.method)
+        except Exception as exc:
+            self._failed(note.method, exc)
+
+    async def _handle_rest(self, method: str, rest: Awaitable[None]) -> None:
+        try:
+            await rest
+        except Exception as exc:
+            self._failed(method, exc)
+
+    def _failed(self, method: str, exc: Exception) -> None:
+        if isinstance(exc, RpcError):
+            logger.warning("%s: notification %s rejected: %s", self.name, method, exc)
+        else:
+            logger.error("%s: notification handler for %s failed", self.name, method, exc_info=exc)
 
     # -- serving requests -------------------------------------------------------------
 

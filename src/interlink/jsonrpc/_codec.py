@@ -220,10 +220,11 @@ def _decoder(type_: object) -> msgspec.json.Decoder[object]:
 class ValueCodec:
     """How a protocol's params and results become JSON and back.
 
-    The default decodes with one cached msgspec decoder per type and encodes a whole
-    message (envelope and values) in one pass. A protocol whose types need more (ACP
-    keeps unknown fields and variants) subclasses it; `decode` raises
-    `msgspec.ValidationError` on values that do not fit the type.
+    The default decodes with one cached msgspec decoder per type and encodes with
+    msgspec. A protocol whose types need more (ACP keeps unknown fields and variants)
+    subclasses it; `decode` raises `msgspec.ValidationError` on values that do not fit
+    the type, and `encode` takes a whole message (envelope and values) as well as a
+    value alone, in one pass either way.
     """
 
     def decode(self, type_: object, data: bytes | msgspec.Raw) -> object:
@@ -234,9 +235,9 @@ class ValueCodec:
         `msgspec.ValidationError` where `decode` would not (then `decode` decides)."""
         return _decoder(type_).decode
 
-    def encode_message(self, message: object) -> bytes:
-        """One NDJSON frame for an outgoing message carrying the protocol's values."""
-        return encode_line(message)
+    def encode(self, obj: object) -> bytes:
+        """Compact JSON of a message or of the protocol's values, with no raw newline."""
+        return _encoder.encode(obj)
 
 
 DEFAULT_CODEC = ValueCodec()

@@ -16,6 +16,7 @@ __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "LineFramer", "Oversize"]
 
 DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
 _CR = ord("\r")
+_LF = ord("\n")
 _SPLIT_FROM = 1024  # bytes: a smaller chunk is scanned line by line (a few lines at most)
 HEAD_SIZE = 256
 """How much of a skipped line `Oversize.head` keeps."""
@@ -54,15 +55,16 @@ class LineFramer:
         buf = self._buf
         end = len(data)
         limit = self.max_size
-        if (  # (many lines, none over the limit or ending in `\r`: split in C)
+        if (  # (a line ends in a large chunk, none over the limit or ending in `\r`:
+            # split in C; the ints make memchr calls, bytes would raise and fall back first)
             end > _SPLIT_FROM
-            and data.count(b"\n") > 2
+            and _LF in data
             and not self._discarding
             and len(buf) + end <= limit
-            and b"\r" not in data
+            and _CR not in data
             and not buf.endswith(b"\r")
         ):
-            lines: list[Any] = data.split(b"\n")  # (more than three: the last is held)
+            lines: list[Any] = data.split(b"\n")  # (the last is held)
             if buf:  # the held start of the first line
                 buf += lines[0]
                 lines[0] = bytes(buf)

@@ -14,7 +14,7 @@ import logging
 import operator
 import re
 from collections.abc import Callable
-from typing import Generic, TypeAlias, TypeVar
+from typing import Generic, Literal, TypeAlias, TypeVar
 
 import msgspec
 
@@ -56,7 +56,8 @@ Incoming: TypeAlias = Request[msgspec.Raw] | Notification[msgspec.Raw] | ErrorRe
 
 _DEFAULT_PROFILE = Profile()
 _UNSET = msgspec.UNSET
-_OTHER_MEMBERS = ("id", "result", "error", "jsonrpc")
+_ID_AT = len(b'{"jsonrpc":"2.0","')  # where a request's or a response's "id" starts
+_I = ord("i")
 
 
 def _not_a_request(message: object) -> ErrorResponse:
@@ -209,6 +210,7 @@ class Peer(Generic[W, T]):
         "_decode",
         "_direct",
         "_framer",
+        "_heads",
         "_queued",
         "_streak",
         "_typed",
@@ -242,19 +244,23 @@ class Peer(Generic[W, T]):
         self._typed: Callable[[bytes], object] | None = None
         self._typed_methods: dict[type, str] = {}
         self._streak = False
+        #: notifications' envelopes up to their params, by method (see `notification`)
+        self._heads: dict[str, bytes] = {}
 
     # -- receiving --------------------------------------------------------------------
 
     def decode_notifications(self, params: dict[str, object]) -> None:
         """Decode the notifications of these methods (method -> params type) in one pass
         where that passes strictly (they come as `Decoded`); the last one tried that did
-        not pass is decoded as before, and no more are tried until a notification comes."""
-        variants = {
+        not pass is decoded as before, and no more are tried until a notification comes.
+        A line that starts `{"jsonrpc":"2.0","i` is not tried."""
+        variants = {  # (what else a message has, an id, a result, fails: decoded as before)
             msgspec.defstruct(
                 "_Typed",
-                [("params", type_), *((name, object, _UNSET) for name in _OTHER_MEMBERS)],
+                [("jsonrpc", Literal["2.0"]), ("params", type_)],
                 tag_field="method",
                 tag=method,
+                forbid_unknown_fields=True,
             ): method
             for method, type_ in params.items()
             if method != self._cancel_method
@@ -281,18 +287,18 @@ class Peer(Generic[W, T]):
             if type(frame) is not bytes:
                 self._oversize(frame, events)  # type: ignore[arg-type]
                 continue
-            if typed is not None:
+            # (a request or a response whose "id" comes right after "jsonrpc", as a
+            # rule, is not tried, nor does it end the streak)
+            if typed is not None and (len(frame) <= _ID_AT or frame[_ID_AT] != _I):
                 try:
                     note: object = typed(frame)
                 except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
                     typed = None
-                else:  # (a method's params, and no member a notification may not have)
-                    if note.jsonrpc == "2.0" and note.id is note.result is note.error is _UNSET:  # type: ignore[attr-defined]
-                        self._queued += 1
-                        method = self._typed_methods[type(note)]
-                        events.append(Decoded(method, note.params, len(frame)))  # type: ignore[attr-defined]
-                        continue
-                    typed = None
+                else:
+                    self._queued += 1
+                    method = self._typed_methods[type(note)]
+                    events.append(Decoded(method, note.params, len(frame)))  # type: ignore[attr-defined]
+                    continue
             message = decode(frame)
             kind = type(message)
             # the common cases inline; `_route` says the whole rule
@@ -420,7 +426,7 @@ class Peer(Generic[W, T]):
 
     def _encode(self, payload: Answer | list[Answer]) -> bytes:
         try:
-            return self.codec.encode_message(payload)
+            return self.codec.encode(payload) + b"\n"
         except Exception:
             logger.exception("a result could not be encoded")
             internal = RpcError.internal_error()
@@ -438,9 +444,11 @@ class Peer(Generic[W, T]):
         handler awaits would otherwise wait for that handler: a deadlock)."""
         id = self.pending.add(waiter)
         try:
-            line = self.codec.encode_message(
-                Request(id=id, method=method, params=msgspec.UNSET if params is None else params)
-            )
+            head = b'{"jsonrpc":"2.0","id":%d,"method":%s' % (id, msgspec.json.encode(method))
+            if params is None:
+                line = head + b"}\n"
+            else:  # (the params encoded straight after their envelope, as below)
+                line = b"".join((head, b',"params":', self.codec.encode(params), b"}\n"))
         except BaseException:
             self.pending.forget(id)
             raise
@@ -449,10 +457,16 @@ class Peer(Generic[W, T]):
         return id, line
 
     def notification(self, method: str, params: object) -> bytes:
-        """Our notification's line."""
-        return self.codec.encode_message(
-            Notification(method=method, params=msgspec.UNSET if params is None else params)
-        )
+        """Our notification's line (its envelope up to the params kept per method, for a
+        few methods: not for a caller that makes up names)."""
+        if params is None:
+            return b'{"jsonrpc":"2.0","method":%s}\n' % msgspec.json.encode(method)
+        head = self._heads.get(method)
+        if head is None:
+            head = b'{"jsonrpc":"2.0","method":%s,"params":' % msgspec.json.encode(method)
+            if len(self._heads) < 64:
+                self._heads[method] = head
+        return head + self.codec.encode(params) + b"}\n"
 
     def give_up(self, id: int) -> bytes | None:
         """We no longer await request `id`: the cancel line to send, if the profile
