@@ -433,6 +433,9 @@ ROUTES: Final = tuple(
 )
 """Every 0.3 route."""
 _ORDER: Final = sorted(ROUTES, key=lambda r: -r.route.literals)
+#: the first segment of every 0.3 path (`v1`): a path under another is none of them, told
+#: without matching each route (every HTTP+JSON request of 1.0 asks here first)
+_FIRST: Final = frozenset(entry.route.segments[0] for entry in ROUTES)
 """The order `find` tries them in: the most literal first (`:cancel` before a task id)."""
 
 
@@ -440,6 +443,8 @@ def find(verb: str, path: str) -> tuple[RestRoute, dict[str, str]] | list[str] |
     """The 0.3 route of `verb path` and its path fields (named as the 0.3 params: `id`,
     `pushNotificationConfigId`); for a path of 0.3 routes of other verbs, those verbs;
     else None."""
+    if None not in _FIRST and path[1:].partition("/")[0].partition(":")[0] not in _FIRST:
+        return None
     verbs: set[str] = set()
     for entry in _ORDER:
         fields = entry.route.match(path)
