@@ -266,9 +266,11 @@ async def test_an_agent_that_needs_authentication_fails_the_task_with_its_words(
         task = task_of(await client.send_message("hi"))
         assert task.status.state == S.TASK_STATE_FAILED
         assert task.status.message is not None
-        assert task.status.message.parts[0].text == (
+        words, hint = str(task.status.message.parts[0].text).splitlines()
+        assert words == (
             "the agent answered -32000: Authentication required: run `test-agent login` first"
         )
+        assert hint.startswith("hint: to log in, run `interlink bridge a2a --login")
     async with connected(tmp_path, [*TEST_AGENT, "--needs-auth"], "--auth", "key") as client:
         assert task_of(await client.send_message("hi")).status.state == S.TASK_STATE_COMPLETED
 

@@ -15,7 +15,8 @@ updates back) that one consumer drains, the `execute` that runs the turn:
 - the prompt's answer: the terminal state of its stop reason (`end_turn` COMPLETED,
   `cancelled` CANCELED, `refusal` REJECTED, `max_tokens` and `max_turn_requests`
   COMPLETED saying so), `metadata.stopReason` on it; an error (the agent died, or
-  refused with -32000 "authentication required") FAILED with the agent's words.
+  refused with -32000 "authentication required") FAILED with the agent's words (and,
+  where it wants a login, how to log in: `_login`).
 
 `CancelTask` sends `session/cancel` (a permission request waiting is answered
 `cancelled`) and the task ends CANCELED when the turn answers. A context takes one turn
@@ -66,6 +67,7 @@ from interlink.a2a import types as t
 from interlink.acp import schema as s
 from interlink.bridge._card import agent_card
 from interlink.bridge._content import acp_json, content_part, prompt_blocks
+from interlink.bridge._login import login_hint
 from interlink.bridge._permission import PermissionPolicy, chosen_option, question_parts
 from interlink.bridge._pool import AgentUnavailable, Launch, Member, Pool
 from interlink.bridge._pool import describe as _describe
@@ -355,6 +357,13 @@ class AcpBridge(AgentExecutor):
             closed += idle
         return closed
 
+    def explain(self, exc: BaseException, *, opening: bool = False) -> str:
+        """What a client reads of why the agent failed a task (or its start) with `exc`:
+        the agent's words, and a line on how to log in when it wants that."""
+        info = self.info or next((m.info for m in self.pool.members if m.info), None)
+        hint = login_hint(exc, self.command, info, opening=opening)
+        return f"{_describe(exc)}\n{hint}" if hint else _describe(exc)
+
     # -- the card ------------------------------------------------------------------------
 
     def card(self) -> t.AgentCard:
@@ -443,7 +452,7 @@ class AcpBridge(AgentExecutor):
                 del self._busy[context.context_id]
                 return
             except (RpcError, ConnectionClosed, AgentUnavailable, OSError) as exc:
-                await updater.failed(_describe(exc))
+                await updater.failed(self.explain(exc, opening=True))
                 del self._busy[context.context_id]
                 return
             if note:
@@ -548,7 +557,7 @@ class AcpBridge(AgentExecutor):
                     return
                 if isinstance(item, _End):
                     self._finish(turn)
-                    await updater.events.publish(_end_event(turn, item))
+                    await updater.events.publish(_end_event(turn, item, self.explain))
                     return
                 await updater.events.publish(item)
         finally:
@@ -593,10 +602,12 @@ class AcpBridge(AgentExecutor):
             self._finish(turn)
 
 
-def _end_event(turn: _Turn, end: _End) -> t.TaskStatusUpdateEvent:
+def _end_event(
+    turn: _Turn, end: _End, explain: Callable[[BaseException], str]
+) -> t.TaskStatusUpdateEvent:
     """The terminal status of a turn that answered (or failed) so."""
     if end.response is None:
-        reason = _describe(end.error) if end.error is not None else "the turn ended"
+        reason = explain(end.error) if end.error is not None else "the turn ended"
         # (canceled all the same: the client asked for it, and the turn is over)
         state = t.TaskState.TASK_STATE_CANCELED if turn.cancelled else t.TaskState.TASK_STATE_FAILED
         return turn.status(state, [t.Part(text=reason)])

@@ -93,6 +93,20 @@ def add_parser(commands: Commands) -> None:
     bridge.add_argument(
         "--auth", metavar="METHOD_ID", help="call authenticate with this method at start-up"
     )
+    bridge.add_argument(
+        "--login",
+        nargs="?",
+        const="",
+        metavar="METHOD_ID",
+        help="log in to the agent instead of serving it, with this method (or its only one): "
+        "a terminal method runs the agent's login on this terminal, another calls "
+        "authenticate; the exit status tells the outcome",
+    )
+    bridge.add_argument(
+        "--list",
+        action="store_true",
+        help="with --login: list the agent's login methods (ID, type, name), one a line",
+    )
     bridge.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- AGENT_CMD [ARGS...]")
 
 
@@ -102,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
     command = agent_command(args)
     if not command:
         return usage(_PROG, "give the agent's command after --")
+    if args.login is not None or args.list:
+        return _log_in(command, args.login or None, args.list)
     if args.max_agents < 1:
         return usage(_PROG, f"--max-agents {args.max_agents}: give 1 or more")
     denied = {"fs", "terminal"} & set(args.deny)  # (not offered to the agent at all)
@@ -146,7 +162,7 @@ async def _serve(
     try:
         await bridge.start()
     except Exception as exc:
-        print(f"{_PROG}: the agent did not start: {exc}", file=sys.stderr)
+        print(f"{_PROG}: the agent did not start: {bridge.explain(exc)}", file=sys.stderr)
         await bridge.aclose()
         return 1
     try:
@@ -180,6 +196,31 @@ async def _serve(
         return 0 if server.started else 1
     finally:
         await asyncio.shield(bridge.aclose())
+
+
+def _log_in(command: list[str], method_id: str | None, listing: bool) -> int:
+    """`--login [METHOD_ID]` and `--login --list`: the agent initialized as a client that
+    runs terminal logins (serving does not say it does)."""
+    from interlink.bridge import LoginError, login, offered_login_methods
+
+    forward = _stderr_forwarder()
+    try:
+        if listing:
+            methods = asyncio.run(offered_login_methods(command, forward_stderr=forward))
+            if not methods:
+                print(f"{_PROG}: the agent offers no login method", file=sys.stderr)
+            for method in methods:
+                print(method.line())
+            return 0
+        method = asyncio.run(login(command, method_id, forward_stderr=forward))
+    except LoginError as exc:
+        print(f"{_PROG}: {exc}", file=sys.stderr)
+        return exc.status
+    except KeyboardInterrupt:
+        print(f"{_PROG}: the login was interrupted", file=sys.stderr)
+        return 130
+    print(f"logged in with {method.id} ({method.name})")
+    return 0
 
 
 def add_acp_parser(commands: Commands) -> None:
