@@ -6,8 +6,8 @@ exists (or after `authenticate`); before that `session/new` answers -32000 (with
 does); a prompt answers -32000 once CREDENTIALS is gone, else echoes the prompt.
 
 - To a client that advertises `clientCapabilities.auth.terminal` it offers the terminal
-  method `terminal` (args `--terminal-login`, env `LOGIN_AGENT_TERMINAL=1`), then the
-  agent method `key`; to others, `key` only.
+  method `terminal` (args `--terminal-login`, env `LOGIN_AGENT_TERMINAL=1`), the agent
+  method `key` and `env`, of a type ACP v1 does not define; to others, `key` only.
 - `key` (authenticate) wants `LOGIN_AGENT_KEY` in its environment, and writes
   CREDENTIALS with it.
 - `login_agent.py CREDENTIALS --terminal-login`, with `LOGIN_AGENT_TERMINAL=1`: asks
@@ -34,6 +34,8 @@ TERMINAL = s.AuthMethodTerminal(
     env={"LOGIN_AGENT_TERMINAL": "1"},
 )
 KEY = s.AuthMethodAgent(id="key", name="API key")
+#: (a type ACP v1 does not define, as codex-acp offers)
+ENV = s.UnknownAuthMethod({"type": "env_var", "id": "env", "name": "Set LOGIN_AGENT_KEY"})
 
 
 class LoginAgent(Agent):
@@ -48,7 +50,7 @@ class LoginAgent(Agent):
         terminal = isinstance(auth, s.AuthCapabilities) and auth.terminal
         return s.InitializeResponse(
             protocol_version=params.protocol_version,
-            auth_methods=[TERMINAL, KEY] if terminal else [KEY],
+            auth_methods=[TERMINAL, KEY, ENV] if terminal else [KEY],
             agent_info=s.Implementation(name="login-test-agent", version="1"),
         )
 

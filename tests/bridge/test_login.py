@@ -70,6 +70,7 @@ async def test_list_prints_the_methods_offered_to_a_client_that_runs_terminal_lo
     assert out.splitlines() == [
         "terminal\tterminal\tLog in from the terminal — asks for a code",
         "key\tagent\tAPI key",
+        "env\tenv_var\tSet LOGIN_AGENT_KEY",
     ]
     assert (await cli("--list", "--", *agent(tmp_path)))[1] == out
 
@@ -114,17 +115,18 @@ async def test_an_agent_login_calls_authenticate_and_says_how_it_went(tmp_path: 
 
 
 @pytest.mark.parametrize(
-    ("given", "says"),
+    ("given", "says", "status"),
     [
-        (["nope"], "no login method 'nope': the agent offers terminal, key"),
-        ([], "the agent offers 2 login methods: give one (terminal, key)"),
+        (["nope"], "no login method 'nope': the agent offers terminal, key, env", 2),
+        ([], "the agent offers 3 login methods: give one (terminal, key, env)", 2),
+        (["env"], "env: ACP v1 has no login method of type 'env_var'", 1),
     ],
 )
-async def test_a_method_not_offered_or_not_chosen_exits_2_in_one_line(
-    tmp_path: Path, given: list[str], says: str
+async def test_a_method_not_offered_not_chosen_or_unknown_fails_in_one_line(
+    tmp_path: Path, given: list[str], says: str, status: int
 ) -> None:
-    status, out, err = await cli("--login", *given, "--", *agent(tmp_path))
-    assert (status, out, err) == (2, "", f"interlink bridge a2a: {says}\n")
+    got = await cli("--login", *given, "--", *agent(tmp_path))
+    assert got == (status, "", f"interlink bridge a2a: {says}\n")
 
 
 async def test_an_agent_that_does_not_start_fails_the_login_in_one_line(tmp_path: Path) -> None:

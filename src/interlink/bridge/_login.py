@@ -168,7 +168,8 @@ async def login(
                 raise LoginError(f"{method.id}: {_one_line(describe(exc))}") from None
             return method
     if method.type != "terminal":
-        raise LoginError(f"{method.id}: a login method of type {method.type!r}, unknown to ACP v1")
+        about = f" ({method.description})" if method.description else ""
+        raise LoginError(f"{method.id}: ACP v1 has no login method of type {method.type!r}{about}")
     environment = dict(os.environ if env is None else env)
     environment.update(method.env)
     try:
