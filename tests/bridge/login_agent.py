@@ -8,8 +8,9 @@ does); a prompt answers -32000 once CREDENTIALS is gone, else echoes the prompt.
 - To a client that advertises `clientCapabilities.auth.terminal` it offers the terminal
   method `terminal` (args `--terminal-login`, env `LOGIN_AGENT_TERMINAL=1`), the agent
   method `key` and `env`, of a type ACP v1 does not define; to others, `key` only.
-- `key` (authenticate) wants `LOGIN_AGENT_KEY` in its environment, and writes
-  CREDENTIALS with it.
+- `key` (authenticate) wants `LOGIN_AGENT_KEY` in its environment (and no file
+  CREDENTIALS.revoked), and writes CREDENTIALS with it.
+- prompt `die`: exits with status 3.
 - `login_agent.py CREDENTIALS --terminal-login`, with `LOGIN_AGENT_TERMINAL=1`: asks
   for a code on stdout, reads it from stdin and writes it to CREDENTIALS, exit 0; no
   code (or no `LOGIN_AGENT_TERMINAL`): exit 4.
@@ -60,6 +61,8 @@ class LoginAgent(Agent):
         key = os.environ.get("LOGIN_AGENT_KEY")
         if not key:
             raise RpcError("Authentication failed: LOGIN_AGENT_KEY is not set", code=-32000)
+        if self.credentials.with_suffix(".revoked").exists():
+            raise RpcError("Authentication failed: the key was revoked", code=-32000)
         self.credentials.write_text(key, encoding="utf-8")
         self.authenticated = True
         return s.AuthenticateResponse()
@@ -75,6 +78,8 @@ class LoginAgent(Agent):
         if not self.credentials.exists():
             raise RpcError("Authentication required: the login expired", code=-32000)
         text = "".join(b.text for b in params.prompt if isinstance(b, s.TextContent))
+        if text == "die":
+            os._exit(3)
         await self.client.send_text(params.session_id, text)
         return s.PromptResponse(stop_reason="end_turn")
 

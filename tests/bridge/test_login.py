@@ -14,8 +14,15 @@ import pytest
 
 from interlink.a2a import types as t
 from interlink.acp import schema as s
-from interlink.bridge import LoginError, LoginMethod, choose_login_method, login_methods
+from interlink.bridge import (
+    AcpBridge,
+    LoginError,
+    LoginMethod,
+    choose_login_method,
+    login_methods,
+)
 from tests.bridge.conftest import ROOT, connected
+from tests.bridge.test_sessions import turn
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(90)]
 
@@ -186,6 +193,35 @@ async def test_a_refused_auth_at_start_up_says_how_to_log_in(tmp_path: Path) -> 
         "Authentication failed: LOGIN_AGENT_KEY is not set",
         f"hint: {hint(command)}",
     ]
+
+
+@pytest.mark.timeout(30)
+async def test_a_restart_refused_for_want_of_a_login_fails_the_task_at_once(
+    tmp_path: Path,
+) -> None:
+    command = agent(tmp_path)
+    bridge = AcpBridge(
+        command,
+        workspace=tmp_path / "ws",
+        auth_method="key",
+        env={**os.environ, "LOGIN_AGENT_KEY": "k1"},
+        min_backoff=0.01,
+        start_timeout=60,  # (not waited for: the test's timeout is shorter)
+    )
+    await bridge.start()
+    try:
+        assert (await turn(bridge, "c", "hello")).states()[-1] == S.TASK_STATE_COMPLETED
+        (tmp_path / "credentials.revoked").touch()  # (its next authenticate refuses)
+        assert (await turn(bridge, "c", "die")).states()[-1] == S.TASK_STATE_FAILED
+        refused = await turn(bridge, "c", "hello")
+        assert refused.states()[-1] == S.TASK_STATE_FAILED
+        assert refused.notes()[-1].splitlines() == [
+            "the agent is not running (the agent answered -32000: Authentication failed: "
+            "the key was revoked)",
+            f"hint: {hint(command)}",
+        ]
+    finally:
+        await bridge.aclose()
 
 
 def test_the_methods_of_an_initialize_answer_and_the_choice_of_one() -> None:

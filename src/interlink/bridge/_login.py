@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from interlink import __version__, acp
 from interlink.acp import schema as s
-from interlink.bridge._pool import describe
+from interlink.bridge._pool import describe, login_refusal
 from interlink.jsonrpc import ConnectionClosed, RpcError
 
 __all__ = [
@@ -37,7 +37,6 @@ __all__ = [
 ]
 
 _AUTH_REQUIRED = -32000
-_INTERNAL_ERROR = -32603
 
 
 class LoginError(Exception):
@@ -196,13 +195,12 @@ def login_hint(
     *,
     opening: bool = False,
 ) -> str:
-    """How to log in, in one line, when `exc` is the agent's answer for want of a login:
-    -32000, or -32603 while a session opens (`opening`); "" for any other error."""
-    if not isinstance(exc, RpcError):
+    """How to log in, in one line, when `exc` is the agent's answer for want of a login
+    (`login_refusal`); "" for any other error."""
+    refusal = login_refusal(exc, opening=opening)
+    if refusal is None:
         return ""
-    if exc.code != _AUTH_REQUIRED and not (opening and exc.code == _INTERNAL_ERROR):
-        return ""
-    how = "to log in" if exc.code == _AUTH_REQUIRED else "if the agent wants a login"
+    how = "to log in" if refusal.code == _AUTH_REQUIRED else "if the agent wants a login"
     methods = login_methods(info) if info is not None else []
     offered = ", ".join(f"{m.id} ({m.name})" for m in methods)
     auth = f"; it offers: {offered}" if offered else ""

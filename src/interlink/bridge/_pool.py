@@ -7,11 +7,12 @@ process's): on a running process that holds no context, else on a new process wh
 the pool has fewer than `size`, else on the running process that holds the fewest. Each
 process has a supervisor that spawns it, initializes it (and authenticates, with
 `auth_method`), and when it exits starts it again after a pause that doubles (to
-`max_backoff`) while it keeps dying. An exit lets go of the process's contexts, their
-sessions and their terminals: each context's next message places it again (and loads
-its session there where the agent can). A process wanted later that does not start is
-dropped from the pool (the context goes to a running one, if any); the first one's
-failure to start is the bridge's.
+`max_backoff`) while it keeps dying (a start refused for want of a login, which wants a
+person, fails the contexts that wait for it at once). An exit lets go of the process's
+contexts, their sessions and their terminals: each context's next message places it
+again (and loads its session there where the agent can). A process wanted later that
+does not start is dropped from the pool (the context goes to a running one, if any);
+the first one's failure to start is the bridge's.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from interlink import __version__, acp
 from interlink.acp import schema as s
 from interlink.jsonrpc import RpcError
 
-__all__ = ["AgentUnavailable", "Launch", "Member", "Pool", "describe"]
+__all__ = ["AgentUnavailable", "Launch", "Member", "Pool", "describe", "login_refusal"]
 
 logger = logging.getLogger("interlink.bridge")
 
@@ -64,6 +65,9 @@ class Member(Generic[T]):
         #: how many times it was started, and why it last stopped
         self.starts = 0
         self.last_exit = ""
+        #: why its last start failed, when that was for want of a login
+        self.refusal: RpcError | None = None
+        #: set while it runs, and while its last start was refused (`refusal`)
         self.ready = asyncio.Event()
         self.contexts: set[str] = set()  # placed here, for the life of the process
         self.sessions: dict[str, str] = {}  # context id -> its open session
@@ -89,7 +93,8 @@ class Member(Generic[T]):
         )
 
     async def started(self) -> None:
-        """Wait (`start_timeout` seconds at most) for the process to run; it may still not."""
+        """Wait (`start_timeout` seconds at most) for the process to run; it may still not
+        (a start refused for want of a login ends the wait)."""
         with contextlib.suppress(Exception):  # (timed out, or its start failed: last_exit)
             async with asyncio.timeout(self.launch.start_timeout):
                 await asyncio.shield(self.first)
@@ -128,6 +133,7 @@ class Member(Generic[T]):
         while True:
             began = loop.time()
             process = None
+            error: Exception | None = None
             try:
                 async with acp.spawn_agent(
                     launch.command, client, env=launch.env, forward_stderr=launch.forward_stderr
@@ -145,6 +151,7 @@ class Member(Generic[T]):
                     self.starts += 1
                     self.pid = process.pid
                     self.agent = agent
+                    self.refusal = None
                     self.ready.set()
                     if not self.first.done():
                         self.first.set_result(None)
@@ -156,11 +163,15 @@ class Member(Generic[T]):
                     self.last_exit = str(error)
                     self.first.set_exception(error)
                     return
-                self.last_exit = describe(exc)
+                error = exc
             finally:
                 self._let_go()
-            if process is not None and process.returncode is not None:
-                self.last_exit = _exit_text(process.returncode, process.stderr_tail())
+            code = process.returncode if process is not None else None
+            if code is not None and not isinstance(error, RpcError):  # (an answer says more)
+                assert process is not None
+                self.last_exit = _exit_text(code, process.stderr_tail())
+            elif error is not None:
+                self.last_exit = describe(error)
             logger.warning(
                 "agent process %d (pid %s) stopped (%s); starting it again",
                 self.index,
@@ -170,6 +181,9 @@ class Member(Generic[T]):
             await self.forget()
             if self._closing:
                 return
+            self.refusal = login_refusal(error) if error is not None else None
+            if self.refusal is not None:
+                self.ready.set()  # (with no agent: its contexts fail now, with the refusal)
             if loop.time() - began > launch.max_backoff:
                 backoff = launch.min_backoff  # (it ran a good while: a fresh failure)
             await asyncio.sleep(backoff)
@@ -223,7 +237,8 @@ class Pool(Generic[T]):
                 other, agent = min(running, key=lambda pair: len(pair[0].contexts))
                 other.contexts.add(context_id)
                 return other, agent
-        raise AgentUnavailable(f"the agent is not running ({member.last_exit or 'starting'})")
+        why = member.last_exit or "starting"
+        raise AgentUnavailable(f"the agent is not running ({why})") from member.refusal
 
     def _choose(self) -> Member[T]:
         self.members = [m for m in self.members if not m.failed]
@@ -256,6 +271,17 @@ def describe(exc: BaseException) -> str:
         detail = f" ({data[:500]})" if isinstance(data, str) and data else ""
         return f"the agent answered {exc.code}: {exc.message}{detail}"
     return str(exc) or type(exc).__name__
+
+
+def login_refusal(exc: BaseException, *, opening: bool = False) -> RpcError | None:
+    """The agent's answer in `exc` when it is for want of a login: -32000 (authentication
+    required), or -32603 while a session opens (`opening`: claude-agent-acp's answer when
+    logged out); also the refused start an `AgentUnavailable` comes from. Else None."""
+    if isinstance(exc, AgentUnavailable):
+        exc = exc.__cause__ or exc
+    if isinstance(exc, RpcError) and (exc.code == -32000 or (opening and exc.code == -32603)):
+        return exc
+    return None
 
 
 def _exit_text(returncode: int, stderr_tail: str) -> str:
