@@ -59,7 +59,7 @@ class LoginMethod:
     description: str = ""
     #: of a terminal method: appended to the agent's command, and set over our environment
     args: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     def line(self) -> str:
         """`ID<TAB>TYPE<TAB>NAME`, with ` — DESCRIPTION` when it has one."""

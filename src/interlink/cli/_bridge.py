@@ -105,7 +105,8 @@ def add_parser(commands: Commands) -> None:
     bridge.add_argument(
         "--list",
         action="store_true",
-        help="with --login: list the agent's login methods (ID, type, name), one a line",
+        help="(with or without --login) list the agent's login methods instead, one a line: "
+        "ID, type (agent, terminal, ...), name",
     )
     bridge.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- AGENT_CMD [ARGS...]")
 
