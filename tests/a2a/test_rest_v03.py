@@ -272,6 +272,13 @@ async def test_errors_in_0_3(serve: Serve) -> None:
     no_role = {"message": {"messageId": "m", "content": [{"text": "x"}]}}
     status, bad = await rest(served, "POST", "/v1/message:send", no_role)
     assert (status, bad["code"]) == (422, -32602)
+    # a message given as `{}` is there, and empty (proto3 messages have presence): what
+    # it lacks is named, as for any message without a role, not the message
+    assert await rest(served, "POST", "/v1/message:send", {"message": {}}) == (status, bad)
+    assert "`role`" in bad["message"], bad
+    status, missing = await rest(served, "POST", "/v1/message:send", {})
+    assert (status, missing["code"]) == (422, -32602)
+    assert "missing required field `message`" in missing["message"], missing
     status, bad = await rest(served, "POST", "/v1/message:send", {"message": MESSAGE | {"role": 7}})
     assert (status, bad["code"]) == (422, -32602)
     assert bad["data"]["details"][0]["fieldViolations"][0]["description"] == "not a Role: 7"

@@ -18,7 +18,9 @@ Rules, each where the two forms differ:
 
 - in: a field at its proto3 default (`""`, `0`, `false`, `[]`, `{}`) is absent, as
   ProtoJSON writers leave it out (`historyLength: 0` is "all", as in 0.3 JSON-RPC),
-  except a oneof's member (a part's `text: ""` is set), and fields 0.3 JSON requires
+  except a oneof's member (a part's `text: ""` is set) and a message given as `{}`
+  (proto3 gives message fields presence: a send's `message: {}` is there, and empty,
+  so the 0.3 message it becomes says what it lacks), and fields 0.3 JSON requires
   (`contextId`, `final`, ...) or reads their absence otherwise: `blocking` absent is
   false in the proto (the official SDK's server reads it so) and true in 0.3 JSON-RPC;
   each is written at its zero value (`_Object.defaults`). snake_case names are read as
@@ -248,6 +250,12 @@ def _is_default(value: object) -> bool:
     return value is None or value in ("", 0, False, [], {})
 
 
+def _present(field: _F, value: object) -> bool:
+    """Whether `value`, a proto3 default, is set all the same: a oneof's member, or a
+    message (`{}`, not a list of them)."""
+    return field.member or (field.shape in _SHAPES and isinstance(value, dict))
+
+
 # ---------------------------------------------------------------------------- in
 
 
@@ -301,7 +309,7 @@ def _fields_in(given: dict[str, object], fields: tuple[_F, ...]) -> dict[str, ob
     for field in fields:
         for name in _names(field):
             value = given.get(name)
-            if value is None or (_is_default(value) and not field.member):
+            if value is None or (_is_default(value) and not _present(field, value)):
                 continue
             if isinstance(value, list):
                 out[field.json] = [from_rest(item, field.shape) for item in value]
