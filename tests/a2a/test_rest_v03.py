@@ -15,12 +15,23 @@ from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 
 from interlink.a2a import A2AApp, create_app
 from interlink.a2a.compat import _v03 as c
 from interlink.a2a.compat import _v03_types as v
-from interlink.a2a.compat._v03_rest import find, from_rest, result_to_rest, to_rest
+from interlink.a2a.compat._v03_rest import (
+    HTTP_STATUS,
+    RestCall,
+    error_from_rest,
+    error_from_status,
+    find,
+    from_rest,
+    request_to_rest,
+    result_from_rest,
+    result_to_rest,
+    to_rest,
+)
 from tests.a2a.agents import Scripted, card
 from tests.a2a.conftest import Served
 from tests.a2a.test_compat_v03 import events, push_configs, send_requests, wire
@@ -109,6 +120,117 @@ def test_enums_read_by_name_or_number_and_snake_case_names() -> None:
         from_rest({"messageId": "m", "role": "ROLE_UNSPECIFIED"}, "Message")
     with pytest.raises(ValueError, match="one of text, file, data"):
         from_rest({"metadata": {"a": 1}}, "Part")
+
+
+# -- the client's side: the inverses -----------------------------------------------------
+
+
+def served_params(call: RestCall) -> object:
+    """The 0.3 params the server makes of a client's REST request."""
+    entry, fields = _route(call.verb, call.path)
+    query: dict[str, list[str]] = {}
+    for name, value in call.query:
+        query.setdefault(name, []).append(value)
+    body = {} if call.body is None else rewritten(call.body, _BODIES[entry.method])
+    return entry.params(fields, query, body)
+
+
+_BODIES = {
+    "message/send": "SendMessageRequest",
+    "message/stream": "SendMessageRequest",
+    "tasks/cancel": "CancelTaskRequest",
+    "tasks/pushNotificationConfig/set": "CreateTaskPushNotificationConfigRequest",
+}
+
+
+@given(send_requests)
+def test_a_clients_send_is_read_back_as_its_0_3_params(request: Any) -> None:
+    params = wire(c.send_params_to_v03(request))
+    call = request_to_rest("message/send", params)
+    assert (call.verb, call.path, call.query) == ("POST", "/v1/message:send", ())
+    parsed(call.body, "SendMessageRequest")  # (strictly the official proto's)
+    params.setdefault("configuration", {"blocking": True})  # (absent: blocking, in 0.3 JSON)
+    back = msgspec.convert(served_params(call), v.MessageSendParams)
+    keep = {"blocking"}
+    assert _without_defaults(wire(back), keep) == _without_defaults(params, keep)
+
+
+@given(push_configs)
+def test_a_clients_push_config_is_read_back_and_its_answer_too(config: Any) -> None:
+    assume("/" not in config.id)  # (a name's last segment)
+    config = msgspec.structs.replace(config, task_id=config.task_id or "t")
+    params = wire(c.push_config_to_v03(config))
+    call = request_to_rest("tasks/pushNotificationConfig/set", params)
+    assert call.verb == "POST"
+    assert _route("POST", call.path)[1] == {"id": config.task_id}
+    parsed(call.body, "CreateTaskPushNotificationConfigRequest")
+    back = served_params(call)
+    if not config.id:  # (the server names it by the task: 0.3's default)
+        params["pushNotificationConfig"].pop("id", None)
+    assert _without_defaults(back) == _without_defaults(params)
+    answer = result_to_rest("tasks/pushNotificationConfig/get", params)
+    assert result_from_rest("tasks/pushNotificationConfig/get", answer) == result_from_rest(
+        "tasks/pushNotificationConfig/get", rewritten(answer, "TaskPushNotificationConfig")
+    )
+    listed = result_from_rest("tasks/pushNotificationConfig/list", {"configs": [answer]})
+    assert listed == [result_from_rest("tasks/pushNotificationConfig/get", answer)]
+
+
+@given(events)
+def test_an_answers_events_read_back_as_the_0_3_json_sent(event: Any) -> None:
+    old = wire(c.stream_event_to_v03(event))
+    body = result_to_rest("message/stream", old)
+    again = result_from_rest("message/stream", rewritten(body, "StreamResponse"))
+    back = msgspec.convert(again, c.StreamEventV03)
+    assert _without_defaults(wire(back)) == _without_defaults(old)
+
+
+def test_the_other_calls_go_where_the_server_finds_them() -> None:
+    calls = {
+        "tasks/get": {"id": "t/1", "historyLength": 2},
+        "tasks/cancel": {"id": "t/1"},
+        "tasks/resubscribe": {"id": "t/1"},
+        "tasks/pushNotificationConfig/get": {"id": "t/1", "pushNotificationConfigId": "c"},
+        "tasks/pushNotificationConfig/list": {"id": "t/1"},
+        "tasks/pushNotificationConfig/delete": {"id": "t/1", "pushNotificationConfigId": "c"},
+    }
+    for method, params in calls.items():
+        call = request_to_rest(method, params)
+        assert _route(call.verb, call.path)[0].method == method
+        assert served_params(call) == params
+    assert request_to_rest("tasks/get", {"id": "t/1"}).path == "/v1/tasks/t%2F1"
+    assert request_to_rest("tasks/resubscribe", {"id": "t"}).verb == "GET"  # (as the SDKs)
+    assert request_to_rest("tasks/cancel", {"id": "t"}).body == {"name": "tasks/t"}
+    card = request_to_rest("agent/getAuthenticatedExtendedCard", None)
+    assert (card.verb, card.path, card.body) == ("GET", "/v1/card", None)
+    with pytest.raises(ValueError, match="needs id"):
+        request_to_rest("tasks/get", {"id": ""})
+    with pytest.raises(KeyError):
+        request_to_rest("tasks/list", {})
+    assert result_from_rest("tasks/pushNotificationConfig/delete", {}) is None
+
+
+def test_a_0_3_servers_errors_are_read_from_the_body_or_the_status() -> None:
+    ours = v.JSONRPCError(code=-32001, message="Task not found", data={"taskId": "x"})
+    assert error_from_rest(msgspec.json.encode(ours)) == ours
+    assert error_from_rest(b'{"message": "no code"}') is None
+    assert error_from_rest(b'{"message": {"messageId": "m"}}') is None  # (an event)
+    sdk = b'{"message": "Task not found"}'  # (the official SDK's, beside its status)
+    for method, status, code in [
+        ("tasks/get", 404, -32001),
+        ("agent/getAuthenticatedExtendedCard", 404, -32007),
+        ("tasks/cancel", 409, -32002),
+        ("message/send", 422, -32602),
+        ("tasks/resubscribe", 501, -32004),
+        ("tasks/pushNotificationConfig/set", 501, -32003),
+        ("message/send", 500, -32603),
+    ]:
+        error = error_from_status(method, status, sdk)
+        assert error == v.JSONRPCError(code=code, message="Task not found"), (method, status)
+        assert HTTP_STATUS[code] == status
+    assert error_from_status("tasks/get", 404, b'{"detail": "Not Found"}') is None  # (no route)
+    assert error_from_status("tasks/get", 404, b"Not Found") is None
+    assert error_from_status("tasks/get", 405, b'{"message": "x"}') is None
 
 
 def _route(verb: str, path: str) -> Any:
