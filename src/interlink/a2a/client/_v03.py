@@ -7,7 +7,7 @@ and params (`compat.request_to_v03`), and each result, stream event and error co
 as its 1.0 type (`compat.result_from_v03`, `compat.error_from_v03`), so the caller sees
 the same objects and the same typed errors whatever version the agent speaks. Over
 HTTP+JSON the 0.3 call goes to its `/v1/...` route in the ProtoJSON of the 0.3 proto and
-its answer comes back the same way (`compat._v03_rest`); an error is the 0.3 error
+its answer comes back the same way (`compat._v03_rest_calls`); an error is the 0.3 error
 object, or (the official SDK's server) `{"message"}` and an HTTP status that names it.
 `ListTasks` has no 0.3 form: asking a 0.3 agent for it is `UnsupportedOperation`,
 before anything is sent.
@@ -24,7 +24,7 @@ from interlink.a2a._errors import InvalidAgentResponse, UnsupportedOperation
 from interlink.a2a._methods import Method
 from interlink.a2a.client._http import RestRequest
 from interlink.a2a.compat import _v03 as compat
-from interlink.a2a.compat import _v03_rest as rest
+from interlink.a2a.compat import _v03_rest_calls as rest
 from interlink.a2a.compat import _v03_types as v
 from interlink.jsonrpc import ErrorResponse, RpcError, decode_message
 

@@ -3,7 +3,7 @@
 `RestBinding` hands a request on one of these paths here when it is 0.3 (no
 `A2A-Version`, or 0.3; one naming 1.x is the 1.0 route of the tenant `v1`). Its path,
 query and ProtoJSON body become the params of the 0.3 JSON-RPC call it is
-(`compat._v03_rest.ROUTES`), carried out as on JSON-RPC (`server._v03.call_v03`), and
+(`compat._v03_rest_calls.ROUTES`), carried out as on JSON-RPC (`server._v03.call_v03`), and
 the result goes back as ProtoJSON (`result_to_rest`), `application/json` as 0.3 says; a
 stream's events each as a `StreamResponse` in an SSE `data:` (with `id:`, resumed with
 `Last-Event-ID` as everywhere).
@@ -22,7 +22,7 @@ import functools
 import msgspec
 
 from interlink.a2a.compat import _v03 as compat
-from interlink.a2a.compat._v03_rest import HTTP_STATUS, RestRoute, find, result_to_rest
+from interlink.a2a.compat._v03_rest_calls import HTTP_STATUS, RestRoute, find, result_to_rest
 from interlink.a2a.server._asgi import Exchange, Framing, Handle
 from interlink.a2a.server._calls import SUPPORTED_VERSIONS
 from interlink.a2a.server._handler import Call
