@@ -28,38 +28,20 @@ from interlink.a2a import types as t
 from interlink.a2a.client._client import A2AClient, A2AInvalidParams
 from interlink.a2a.compat import card_from_v03, v03
 from tests.a2a.agents import Scripted, card
+from tests.a2a.test_client_rest import TASK, mock_rest, ok
 from tests.a2a.test_rest_v03 import Serve, parsed
 
 pytestmark = pytest.mark.timeout(20)
 Json = dict[str, Any]
-TASK = {"id": "t/1", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}
-
-
-def v03_rest_card(url: str) -> t.AgentCard:
-    interface = t.AgentInterface(url=url, protocol_binding="HTTP+JSON", protocol_version="0.3.0")
-    return t.AgentCard(
-        name="old rest",
-        capabilities=t.AgentCapabilities(streaming=True),
-        supported_interfaces=[interface],
-    )
 
 
 @contextlib.asynccontextmanager
 async def mock_agent(
     answer: Callable[[httpx.Request], httpx.Response],
 ) -> AsyncIterator[tuple[A2AClient, list[httpx.Request]]]:
-    seen: list[httpx.Request] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        return answer(request)
-
-    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
-        yield A2AClient(v03_rest_card("http://agent.test/a2a/"), client=http), seen
-
-
-def ok(body: object) -> Callable[[httpx.Request], httpx.Response]:
-    return lambda request: httpx.Response(200, json=body)
+    """A client of a mock agent whose card offers HTTP+JSON 0.3 alone."""
+    async with mock_rest(answer, version="0.3.0") as opened:
+        yield opened
 
 
 def body_of(request: httpx.Request) -> Json:
