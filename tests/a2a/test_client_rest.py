@@ -39,9 +39,9 @@ FAST = Reconnect(attempts=3, initial=0.01, maximum=0.05)
 TASK = {"id": "t/1", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}
 
 
-def rest_card(url: str, tenant: str = "") -> t.AgentCard:
+def rest_card(url: str, tenant: str = "", version: str = "1.0") -> t.AgentCard:
     interface = t.AgentInterface(
-        url=url, protocol_binding="HTTP+JSON", protocol_version="1.0", tenant=tenant
+        url=url, protocol_binding="HTTP+JSON", protocol_version=version, tenant=tenant
     )
     return t.AgentCard(
         name="rest",
@@ -59,7 +59,10 @@ def status_body(http: int, status: str, reason: str, message: str = "m", **more:
 
 @contextlib.asynccontextmanager
 async def mock_rest(
-    answer: Callable[[httpx.Request], httpx.Response], tenant: str = "", **options: Any
+    answer: Callable[[httpx.Request], httpx.Response],
+    tenant: str = "",
+    version: str = "1.0",
+    **options: Any,
 ) -> AsyncIterator[tuple[A2AClient, list[httpx.Request]]]:
     seen: list[httpx.Request] = []
 
@@ -68,7 +71,7 @@ async def mock_rest(
         return answer(request)
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
-        card = rest_card("http://agent.test/a2a/", tenant)
+        card = rest_card("http://agent.test/a2a/", tenant, version)
         yield A2AClient(card, client=http, **options), seen
 
 

@@ -1,5 +1,6 @@
-"""A2A 0.3 over HTTP+JSON: the 0.3 ProtoJSON bodies (`compat._v03_rest`) and the `/v1/...`
-routes of the server (`bindings/_rest_v03`), answered by the 1.0 handler.
+"""A2A 0.3 over HTTP+JSON: the 0.3 ProtoJSON bodies (`compat._v03_rest`), the calls both
+ways (`compat._v03_rest_calls`) and the `/v1/...` routes of the server
+(`bindings/_rest_v03`), answered by the 1.0 handler.
 
 What we write is parsed with the official SDK's compiled 0.3 proto
 (`a2a.compat.v0_3.a2a_v0_3_pb2`, shipped with `a2a-sdk` 1.x) without leave to skip
@@ -11,16 +12,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 
 from interlink.a2a import A2AApp, create_app
 from interlink.a2a.compat import _v03 as c
 from interlink.a2a.compat import _v03_types as v
-from interlink.a2a.compat._v03_rest import find, from_rest, result_to_rest, to_rest
+from interlink.a2a.compat._v03_rest import from_rest, to_rest
+from interlink.a2a.compat._v03_rest_calls import (
+    HTTP_STATUS,
+    RestCall,
+    error_from_rest,
+    error_from_status,
+    find,
+    request_to_rest,
+    result_from_rest,
+    result_to_rest,
+)
 from tests.a2a.agents import Scripted, card
 from tests.a2a.conftest import Served
 from tests.a2a.test_compat_v03 import events, push_configs, send_requests, wire
@@ -55,9 +67,10 @@ def rewritten(body: object, message: str) -> object:
 def test_stream_events_parse_as_the_0_3_proto_and_read_back(event: Any) -> None:
     old = wire(c.stream_event_to_v03(event))
     body = result_to_rest("message/stream", old)
-    again = from_rest(rewritten(body, "StreamResponse"), "StreamResponse")
-    # the same event once read as 0.3 JSON, but for what proto3 cannot tell from absent
-    # (an empty object, list or string, a false flag, the unspecified state)
+    again = result_from_rest("message/stream", rewritten(body, "StreamResponse"))
+    # the same event once read as 0.3 JSON (as a client reads it), but for what proto3
+    # cannot tell from absent (an empty object, list or string, a false flag, the
+    # unspecified state)
     back = msgspec.convert(again, c.StreamEventV03)
     assert _without_defaults(wire(back)) == _without_defaults(old)
 
@@ -111,6 +124,108 @@ def test_enums_read_by_name_or_number_and_snake_case_names() -> None:
         from_rest({"metadata": {"a": 1}}, "Part")
 
 
+# -- the client's side: the inverses -----------------------------------------------------
+
+
+def served_params(call: RestCall) -> object:
+    """The 0.3 params the server makes of a client's REST request."""
+    entry, fields = _route(call.verb, call.path)
+    query: dict[str, list[str]] = {}
+    for name, value in call.query:
+        query.setdefault(name, []).append(value)
+    body = {} if call.body is None else rewritten(call.body, _BODIES[entry.method])
+    return entry.params(fields, query, body)
+
+
+_BODIES = {
+    "message/send": "SendMessageRequest",
+    "message/stream": "SendMessageRequest",
+    "tasks/cancel": "CancelTaskRequest",
+    "tasks/pushNotificationConfig/set": "CreateTaskPushNotificationConfigRequest",
+}
+
+
+@given(send_requests)
+def test_a_clients_send_is_read_back_as_its_0_3_params(request: Any) -> None:
+    params = wire(c.send_params_to_v03(request))
+    call = request_to_rest("message/send", params)
+    assert (call.verb, call.path, call.query) == ("POST", "/v1/message:send", ())
+    parsed(call.body, "SendMessageRequest")  # (strictly the official proto's)
+    params.setdefault("configuration", {"blocking": True})  # (absent: blocking, in 0.3 JSON)
+    back = msgspec.convert(served_params(call), v.MessageSendParams)
+    keep = {"blocking"}
+    assert _without_defaults(wire(back), keep) == _without_defaults(params, keep)
+
+
+@given(push_configs)
+def test_a_clients_push_config_is_read_back_and_its_answer_too(config: Any) -> None:
+    assume("/" not in config.id)  # (a name's last segment)
+    config = msgspec.structs.replace(config, task_id=config.task_id or "t")
+    params = wire(c.push_config_to_v03(config))
+    call = request_to_rest("tasks/pushNotificationConfig/set", params)
+    assert call.verb == "POST"
+    assert _route("POST", call.path)[1] == {"id": config.task_id}
+    parsed(call.body, "CreateTaskPushNotificationConfigRequest")
+    back = served_params(call)
+    if not config.id:  # (the server names it by the task: 0.3's default)
+        params["pushNotificationConfig"].pop("id", None)
+    assert _without_defaults(back) == _without_defaults(params)
+    answer = result_to_rest("tasks/pushNotificationConfig/get", params)
+    assert result_from_rest("tasks/pushNotificationConfig/get", answer) == result_from_rest(
+        "tasks/pushNotificationConfig/get", rewritten(answer, "TaskPushNotificationConfig")
+    )
+    listed = result_from_rest("tasks/pushNotificationConfig/list", {"configs": [answer]})
+    assert listed == [result_from_rest("tasks/pushNotificationConfig/get", answer)]
+
+
+def test_the_other_calls_go_where_the_server_finds_them() -> None:
+    calls = {
+        "tasks/get": {"id": "t/1", "historyLength": 2},
+        "tasks/cancel": {"id": "t/1"},
+        "tasks/resubscribe": {"id": "t/1"},
+        "tasks/pushNotificationConfig/get": {"id": "t/1", "pushNotificationConfigId": "c"},
+        "tasks/pushNotificationConfig/list": {"id": "t/1"},
+        "tasks/pushNotificationConfig/delete": {"id": "t/1", "pushNotificationConfigId": "c"},
+    }
+    for method, params in calls.items():
+        call = request_to_rest(method, params)
+        assert _route(call.verb, call.path)[0].method == method
+        assert served_params(call) == params
+    assert request_to_rest("tasks/get", {"id": "t/1"}).path == "/v1/tasks/t%2F1"
+    assert request_to_rest("tasks/resubscribe", {"id": "t"}).verb == "GET"  # (as the SDKs)
+    assert request_to_rest("tasks/cancel", {"id": "t"}).body == {"name": "tasks/t"}
+    card = request_to_rest("agent/getAuthenticatedExtendedCard", None)
+    assert (card.verb, card.path, card.body) == ("GET", "/v1/card", None)
+    with pytest.raises(ValueError, match="needs id"):
+        request_to_rest("tasks/get", {"id": ""})
+    with pytest.raises(KeyError):
+        request_to_rest("tasks/list", {})
+    assert result_from_rest("tasks/pushNotificationConfig/delete", {}) is None
+
+
+def test_a_0_3_servers_errors_are_read_from_the_body_or_the_status() -> None:
+    ours = v.JSONRPCError(code=-32001, message="Task not found", data={"taskId": "x"})
+    assert error_from_rest(msgspec.json.encode(ours)) == ours
+    assert error_from_rest(b'{"message": "no code"}') is None
+    assert error_from_rest(b'{"message": {"messageId": "m"}}') is None  # (an event)
+    sdk = b'{"message": "Task not found"}'  # (the official SDK's, beside its status)
+    for method, status, code in [
+        ("tasks/get", 404, -32001),
+        ("agent/getAuthenticatedExtendedCard", 404, -32007),
+        ("tasks/cancel", 409, -32002),
+        ("message/send", 422, -32602),
+        ("tasks/resubscribe", 501, -32004),
+        ("tasks/pushNotificationConfig/set", 501, -32003),
+        ("message/send", 500, -32603),
+    ]:
+        error = error_from_status(method, status, sdk)
+        assert error == v.JSONRPCError(code=code, message="Task not found"), (method, status)
+        assert HTTP_STATUS[code] == status
+    assert error_from_status("tasks/get", 404, b'{"detail": "Not Found"}') is None  # (no route)
+    assert error_from_status("tasks/get", 404, b"Not Found") is None
+    assert error_from_status("tasks/get", 405, b'{"message": "x"}') is None
+
+
 def _route(verb: str, path: str) -> Any:
     found = find(verb, path)
     assert isinstance(found, tuple)
@@ -130,6 +245,14 @@ def test_the_routes_of_0_3() -> None:
     assert find("GET", "/message:send") is None
 
 
+def _field(key: str, item: Any, keep: frozenset[str] | set[str]) -> Any:
+    if key in ("metadata", "data"):
+        return item
+    if key == "timestamp":  # (the proto writes as few digits as it can: `.025Z`)
+        return datetime.fromisoformat(item)
+    return _without_defaults(item, keep)
+
+
 def _without_defaults(value: Any, keep: frozenset[str] | set[str] = frozenset()) -> Any:
     """`value` (0.3 JSON) without the fields at proto3's defaults, which it cannot tell
     from absent (never inside user data: `metadata`, `data`), and without a message's
@@ -139,7 +262,7 @@ def _without_defaults(value: Any, keep: frozenset[str] | set[str] = frozenset())
     if not isinstance(value, dict):
         return value
     return {
-        key: item if key in ("metadata", "data") else _without_defaults(item, keep)
+        key: _field(key, item, keep)
         for key, item in value.items()
         if key != "referenceTaskIds"
         and (key in keep or item not in ("", 0, False, [], {}, "unknown"))
@@ -272,6 +395,13 @@ async def test_errors_in_0_3(serve: Serve) -> None:
     no_role = {"message": {"messageId": "m", "content": [{"text": "x"}]}}
     status, bad = await rest(served, "POST", "/v1/message:send", no_role)
     assert (status, bad["code"]) == (422, -32602)
+    # a message given as `{}` is there, and empty (proto3 messages have presence): what
+    # it lacks is named, as for any message without a role, not the message
+    assert await rest(served, "POST", "/v1/message:send", {"message": {}}) == (status, bad)
+    assert "`role`" in bad["message"], bad
+    status, missing = await rest(served, "POST", "/v1/message:send", {})
+    assert (status, missing["code"]) == (422, -32602)
+    assert "missing required field `message`" in missing["message"], missing
     status, bad = await rest(served, "POST", "/v1/message:send", {"message": MESSAGE | {"role": 7}})
     assert (status, bad["code"]) == (422, -32602)
     assert bad["data"]["details"][0]["fieldViolations"][0]["description"] == "not a Role: 7"

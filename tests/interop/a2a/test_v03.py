@@ -6,8 +6,10 @@
   ``A2A-Version``, 0.3 method names (routes) and shapes, answered through the 0.3 edge
   of the server.
 - Our client against its server (``peers/py_v03_server.py``: ``echo X``, ``slow``, ``ask``,
-  ``message``): the card is a 0.3 card, so the client speaks 0.3 to it, and the caller
-  sees the 1.0 objects and typed errors as with any agent.
+  ``message``), once serving JSON-RPC and once only HTTP+JSON (``--rest``): the card is a
+  0.3 card, so the client speaks 0.3 to it over the binding it offers, and the caller
+  sees the 1.0 objects and typed errors as with any agent; the command line too.
+- Our client over 0.3 HTTP+JSON against our server, as a 0.3 client reads its card.
 
 Objects are the SDK's 0.3 models dumped as JSON (``kind``, lower-case states; ``None``
 fields absent); errors are ``{"code", "message", "data"}`` as the SDK surfaced them
@@ -24,20 +26,27 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
 from interlink.a2a import (
     A2AClient,
+    A2AHttpError,
     A2AInvalidParams,
+    A2ATransportError,
+    NoUsableInterface,
+    Reconnect,
     TaskNotCancelable,
     TaskNotFound,
     UnsupportedOperation,
 )
 from interlink.a2a import types as t
+from interlink.a2a.compat import card_from_v03, v03
 from interlink.a2a.server.bindings._rest_v03 import HTTP_STATUS
+from interlink.jsonrpc import InternalError
 from tests.a2a.test_compat_v03_serving import sdk_v03
+from tests.cli.a2a_harness import a2a, header_ids, one_error_line
 from tests.interop.a2a.conftest import (
     PEERS,
     ROOT,
@@ -300,25 +309,36 @@ def test_a_0_3_clients_webhook_gets_0_3_tasks(
 S = t.TaskState
 
 
-@pytest.fixture(scope="module")
-def sdk_server(a2a_v03_sdk: Path) -> Iterator[str]:
-    """The URL of an a2a-sdk 0.3.26 agent on loopback."""
+class SdkServer(NamedTuple):
+    url: str
+    binding: str
+    """The one binding it serves, as the card names it (`preferredTransport`)."""
+
+
+@pytest.fixture(scope="module", params=["JSONRPC", "HTTP+JSON"])
+def sdk_server(request: pytest.FixtureRequest, a2a_v03_sdk: Path) -> Iterator[SdkServer]:
+    """An a2a-sdk 0.3.26 agent on loopback serving JSON-RPC, or HTTP+JSON alone."""
     port = free_port()
-    cmd = [sys.executable, str(PEERS / "py_v03_server.py"), str(port)]
+    rest = request.param == "HTTP+JSON"
+    cmd = [sys.executable, str(PEERS / "py_v03_server.py"), str(port), *(["--rest"] * rest)]
     with peer_server(cmd, f"http://127.0.0.1:{port}/", v03_env(a2a_v03_sdk)) as url:
-        yield url
+        yield SdkServer(url, request.param)
 
 
-async def test_our_client_speaks_0_3_to_a_0_3_card(sdk_server: str) -> None:
-    async with await A2AClient.connect(sdk_server) as client:
-        assert client.version == "0.3"
+async def test_our_client_speaks_0_3_to_a_0_3_card(sdk_server: SdkServer) -> None:
+    async with await A2AClient.connect(sdk_server.url) as client:
+        assert (client.version, client.binding) == ("0.3", sdk_server.binding)
+        (line,) = client.negotiation.lines()  # (the card offers one interface)
+        assert line.startswith(f"{sdk_server.binding} 0.3 at http://127.0.0.1:"), line
+        assert line.endswith(": picked (the only choice)"), line
         assert client.card.name == "py sdk 0.3 peer"
         assert client.card.supported_interfaces[0].protocol_version == "0.3.0"
         task = await client.send_message("echo hi")
         assert isinstance(task, t.Task)
         assert task.status.state == S.TASK_STATE_COMPLETED
         assert task.artifacts[-1].parts[0].text == "hi"
-        assert (await client.get_task(task.id)).id == task.id
+        got = await client.get_task(task.id, history_length=1)
+        assert (got.id, got.status.state) == (task.id, S.TASK_STATE_COMPLETED)
         reply = await client.send_message("message")
         assert isinstance(reply, t.Message)
         assert reply.role == t.Role.ROLE_AGENT
@@ -329,8 +349,14 @@ async def test_our_client_speaks_0_3_to_a_0_3_card(sdk_server: str) -> None:
             await client.list_tasks()
 
 
-async def test_ask_follow_up_cancel(sdk_server: str) -> None:
-    async with await A2AClient.connect(sdk_server, version="0.3") as client:
+async def test_a_binding_the_card_does_not_offer_is_not_spoken(sdk_server: SdkServer) -> None:
+    other = "jsonrpc" if sdk_server.binding == "HTTP+JSON" else "rest"
+    with pytest.raises(NoUsableInterface, match="was not asked for"):
+        await A2AClient.connect(sdk_server.url, binding=other)
+
+
+async def test_ask_follow_up_cancel(sdk_server: SdkServer) -> None:
+    async with await A2AClient.connect(sdk_server.url, version="0.3") as client:
         asked = await client.send_message("ask")
         assert isinstance(asked, t.Task)
         assert asked.status.state == S.TASK_STATE_INPUT_REQUIRED
@@ -346,14 +372,19 @@ async def test_ask_follow_up_cancel(sdk_server: str) -> None:
             await client.cancel_task(done.id)
 
 
-async def test_stream_and_resubscribe(sdk_server: str) -> None:
-    async with await A2AClient.connect(sdk_server) as client:
+async def test_stream_and_resubscribe(sdk_server: SdkServer) -> None:
+    once = Reconnect(attempts=1, initial=0.01)
+    async with await A2AClient.connect(sdk_server.url, reconnect=once) as client:
         events = [e async for e in client.stream_message("echo streamed")]
         assert isinstance(events[0].payload, t.Task)
         assert any(isinstance(e.payload, t.TaskArtifactUpdateEvent) for e in events)
         last = events[-1].payload
         assert isinstance(last, t.TaskStatusUpdateEvent)
         assert last.status.state == S.TASK_STATE_COMPLETED
+        asked = [e async for e in client.stream_message("ask")]
+        last = asked[-1].payload
+        assert isinstance(last, t.TaskStatusUpdateEvent)
+        assert last.status.state == S.TASK_STATE_INPUT_REQUIRED
         slow = await client.send_message("slow", return_immediately=True)
         assert isinstance(slow, t.Task)
         seen = [e async for e in client.subscribe(slow.id)]
@@ -362,10 +393,110 @@ async def test_stream_and_resubscribe(sdk_server: str) -> None:
         final = seen[-1].payload
         assert isinstance(final, t.TaskStatusUpdateEvent | t.Task)
         assert final.status.state == S.TASK_STATE_COMPLETED
-        # the 0.3 SDK refuses to resubscribe to a terminal task with -32602 (as an event
-        # of an SSE answer): the typed error reaches the caller
-        with pytest.raises(A2AInvalidParams, match="terminal state"):
-            async for _ in client.subscribe(slow.id):
+        if sdk_server.binding == "JSONRPC":
+            # the 0.3 SDK refuses to resubscribe to a terminal task with -32602 (as an
+            # event of an SSE answer): the typed error reaches the caller
+            with pytest.raises(A2AInvalidParams, match="terminal state"):
+                async for _ in client.subscribe(slow.id):
+                    pass
+        else:
+            # over HTTP+JSON its server raises inside the SSE answer it began: the
+            # connection breaks off, and after the reconnects it is lost
+            with pytest.raises(A2ATransportError, match="incomplete chunked read"):
+                async for _ in client.subscribe(slow.id):
+                    pass
+
+
+async def test_push_configs_over_0_3_http_json(sdk_server: SdkServer) -> None:
+    if sdk_server.binding != "HTTP+JSON":
+        pytest.skip("the JSON-RPC peer keeps no push configs")
+    async with await A2AClient.connect(sdk_server.url) as client:
+        asked = await client.send_message("ask")
+        assert isinstance(asked, t.Task)
+        made = await client.create_push_config(
+            asked.id, "https://hooks.example/a2a", config_id="c1", token="tok"
+        )
+        assert (made.id, made.task_id, made.url, made.token) == (
+            "c1",
+            asked.id,
+            "https://hooks.example/a2a",
+            "tok",
+        )
+        assert await client.get_push_config(asked.id, "c1") == made
+        # the SDK's server has the routes of these two and does not serve them
+        with pytest.raises(InternalError, match="unknown exception"):
+            await client.list_push_configs(asked.id)
+        with pytest.raises(A2AHttpError) as no_delete:
+            await client.delete_push_config(asked.id, "c1")
+        assert no_delete.value.status == 405
+
+
+def test_the_command_line_speaks_0_3(sdk_server: SdkServer) -> None:
+    binding = "rest" if sdk_server.binding == "HTTP+JSON" else "jsonrpc"
+    pinned = ("--a2a-version", "0.3", "--binding", binding)
+    card = a2a("card", sdk_server.url, *pinned)
+    assert card.returncode == 0, card.stderr
+    assert f"interfaces\n  {sdk_server.binding} 0.3.0  " in card.stdout
+    assert "    → picked: the only choice\n" in card.stdout
+    sent = a2a("send", sdk_server.url, "echo over 0.3", *pinned)
+    assert sent.returncode == 0, sent.stderr
+    header_ids(sent.stdout)
+    assert sent.stdout.splitlines()[-2:] == ["over 0.3", "● completed"]
+    tasks = a2a("tasks", sdk_server.url, *pinned)
+    assert tasks.returncode == 5
+    assert "ListTasks has no A2A 0.3 form" in one_error_line(tasks)
+
+
+# -- our client over 0.3 HTTP+JSON against our server --------------------------------------
+
+
+async def test_our_client_over_0_3_http_json_against_our_server(a2a_server: A2AServer) -> None:
+    """Our card read as a 0.3 client reads it (its 0.3 fields alone): the client picks
+    0.3 over JSON-RPC first, over HTTP+JSON when asked to, and every behaviour holds."""
+    import httpx
+    import msgspec
+
+    async with httpx.AsyncClient(timeout=30) as http:
+        raw = (await http.get(a2a_server.url + ".well-known/agent-card.json")).json()
+    del raw["supportedInterfaces"]
+    old_card = card_from_v03(msgspec.convert(raw, v03.AgentCard))
+    async with await A2AClient.from_card(old_card, card_url=a2a_server.url) as client:
+        assert (client.version, client.binding) == ("0.3", "JSONRPC")
+    async with await A2AClient.from_card(
+        old_card, card_url=a2a_server.url, binding="rest"
+    ) as client:
+        assert (client.version, client.binding) == ("0.3", "HTTP+JSON")
+        done = await client.send_message("echo hello v03")
+        assert isinstance(done, t.Task)
+        assert done.status.state == S.TASK_STATE_COMPLETED
+        assert "".join(str(p.text) for a in done.artifacts for p in a.parts) == "hello v03"
+        assert (await client.get_task(done.id)).id == done.id
+        with pytest.raises(TaskNotFound):
+            await client.get_task("no-such-task")
+        with pytest.raises(TaskNotCancelable):
+            await client.cancel_task(done.id)
+
+        asked = await client.send_message("ask")
+        assert isinstance(asked, t.Task)
+        assert asked.status.state == S.TASK_STATE_INPUT_REQUIRED
+        answered = await client.send_message("blue", task_id=asked.id)
+        assert isinstance(answered, t.Task)
+        assert answered.artifacts[-1].parts[0].text == "thanks, you said: blue"
+
+        slow = await client.send_message("slow 30", return_immediately=True)
+        assert isinstance(slow, t.Task)
+        assert (await client.cancel_task(slow.id)).status.state == S.TASK_STATE_CANCELED
+
+        working = await client.send_message("slow 2", return_immediately=True)
+        assert isinstance(working, t.Task)
+        seen = [e async for e in client.subscribe(working.id)]
+        steps = [status_text(e.payload) for e in seen if status_text(e.payload)]
+        assert steps[-2:] == ["1/2 s done", "2/2 s done"]
+        final = seen[-1].payload
+        assert isinstance(final, t.TaskStatusUpdateEvent)
+        assert final.status.state == S.TASK_STATE_COMPLETED
+        with pytest.raises(UnsupportedOperation, match="nothing to subscribe to"):
+            async for _ in client.subscribe(working.id):
                 pass
 
 

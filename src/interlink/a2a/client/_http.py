@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Generic, Protocol, TypeVar
 
@@ -23,7 +24,14 @@ from interlink.a2a.client._sse import SSEEvent, SSEParser, read_events
 from interlink.a2a.client._transport import StreamHints, TransportConfig
 from interlink.jsonrpc import RpcError
 
-__all__ = ["KEEPALIVE_EXPIRY", "HttpDialect", "HttpTransport", "header_bytes", "http_client"]
+__all__ = [
+    "KEEPALIVE_EXPIRY",
+    "HttpDialect",
+    "HttpTransport",
+    "RestRequest",
+    "header_bytes",
+    "http_client",
+]
 
 KEEPALIVE_EXPIRY = 2.0
 """Seconds an idle pooled connection is kept for reuse. Below the idle close of the
@@ -39,6 +47,18 @@ def http_client(timeout: float, connect_timeout: float) -> httpx.AsyncClient:
         timeout=httpx.Timeout(timeout, connect=connect_timeout),
         limits=httpx.Limits(keepalive_expiry=KEEPALIVE_EXPIRY),
     )
+
+
+@dataclass(frozen=True)
+class RestRequest:
+    """One HTTP request of the HTTP+JSON binding, before the interface's URL and headers
+    (what each version's dialect makes of a call)."""
+
+    verb: str
+    path: str
+    """Absolute path under the interface's URL, path fields filled in."""
+    query: tuple[tuple[str, str], ...] = ()
+    body: bytes | None = None
 
 
 class HttpDialect(Protocol):
@@ -123,13 +143,19 @@ class HttpTransport(Generic[D]):
             headers["Last-Event-ID"] = last.encode()
         return headers
 
-    def _check(self, response: httpx.Response, body: bytes) -> None:
+    def _status_error(self, status: int, body: bytes, name: str) -> RpcError | None:
+        """The A2A error of an answer with HTTP `status` to method `name`: the one its
+        body holds (`error`); a binding whose servers say it by the status alone reads
+        that too."""
+        return self.error(body)
+
+    def _check(self, response: httpx.Response, body: bytes, name: str = "") -> None:
         echoed = response.headers.get("a2a-extensions", "")
         self.activated_extensions = frozenset(u.strip() for u in echoed.split(",") if u.strip())
         status = response.status_code
         if status == 200:
             return
-        error = self.error(body) if status != 401 else None
+        error = self._status_error(status, body, name) if status != 401 else None
         if error is not None:
             raise error
         url = str(response.request.url.copy_with(query=None))  # (an API key may be in it)
@@ -144,7 +170,7 @@ class HttpTransport(Generic[D]):
             response = await self._http.send(request)
         except httpx.HTTPError as exc:
             raise A2ATransportError(f"{name} failed: {exc!r}", self.config.url) from exc
-        self._check(response, response.content)
+        self._check(response, response.content, name)
         return response.content
 
     @contextlib.asynccontextmanager

@@ -13,15 +13,15 @@ is raised as the class its `ErrorInfo` reason names, as JSON-RPC's would be (§1
 401 is `AuthenticationRequired`; anything else `A2AHttpError`. A stream is SSE whose
 data is a bare `StreamResponse` (§11.7); an `event: error` carries a `Status`.
 
-The version is spoken through a `RestDialect` (`V10`; a 0.3 dialect, with 0.3's routes
-and bodies, is added to `DIALECTS` under "0.3").
+The version is spoken through a `RestDialect` (`DIALECTS`): `V10`, and 0.3's
+(`client._v03.V03_REST`: the `/v1/...` routes and ProtoJSON of the 0.3 proto,
+`application/json`, translated with `interlink.a2a.compat`), whose servers may say an
+error by the HTTP status alone (`RestDialect.status_error`).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Mapping
-from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Final, Protocol, TypeVar
 
 import httpx
@@ -31,7 +31,7 @@ from interlink.a2a import _codec, _routes
 from interlink.a2a._errors import InvalidAgentResponse, error_from_status
 from interlink.a2a._methods import Method
 from interlink.a2a._types import StreamResponse
-from interlink.a2a.client._http import HttpDialect, HttpTransport
+from interlink.a2a.client._http import HttpDialect, HttpTransport, RestRequest
 from interlink.a2a.client._transport import (
     HTTP_JSON,
     StreamEvent,
@@ -39,6 +39,7 @@ from interlink.a2a.client._transport import (
     StreamMethod,
     TransportConfig,
 )
+from interlink.a2a.client._v03 import V03_REST
 from interlink.jsonrpc import RpcError
 
 __all__ = ["CONTENT_TYPE", "DIALECTS", "V10", "RestDialect", "RestRequest", "RestTransport"]
@@ -47,19 +48,18 @@ R = TypeVar("R", bound=msgspec.Struct)
 CONTENT_TYPE: Final = "application/a2a+json"
 
 
-@dataclass(frozen=True)
-class RestRequest:
-    """One HTTP request of the binding, before the interface's URL and headers."""
-
-    verb: str
-    path: str
-    """Absolute path under the interface's URL, path fields filled in."""
-    query: tuple[tuple[str, str], ...] = ()
-    body: bytes | None = None
-
-
 class RestDialect(HttpDialect, Protocol):
     """How one A2A version is written in HTTP+JSON."""
+
+    @property
+    def content_type(self) -> str:
+        """The media type of its bodies (`Content-Type`, `Accept`)."""
+        ...
+
+    def status_error(self, method: str, status: int, body: bytes) -> RpcError | None:
+        """The error an answer to `method` (1.0 name) with HTTP `status` stands for when
+        its body holds none (`error`); None: none."""
+        ...
 
     def request(
         self, method: Method[msgspec.Struct, msgspec.Struct], params: msgspec.Struct
@@ -77,6 +77,10 @@ class _V10:
     """A2A 1.0: the proto's routes, ProtoJSON, `google.rpc.Status` errors."""
 
     version: Final = "1.0"
+    content_type: Final = CONTENT_TYPE
+
+    def status_error(self, method: str, status: int, body: bytes) -> RpcError | None:
+        return None
 
     def request(
         self, method: Method[msgspec.Struct, msgspec.Struct], params: msgspec.Struct
@@ -134,7 +138,7 @@ def status_error(body: bytes) -> RpcError | None:
 
 V10: Final[RestDialect] = _V10()
 #: the dialect of each A2A version this binding speaks
-DIALECTS: dict[str, RestDialect] = {V10.version: V10}
+DIALECTS: dict[str, RestDialect] = {V10.version: V10, V03_REST.version: V03_REST}
 
 
 class RestTransport(HttpTransport[RestDialect]):
@@ -142,11 +146,14 @@ class RestTransport(HttpTransport[RestDialect]):
 
     binding = HTTP_JSON
     dialects = DIALECTS
-    headers = MappingProxyType({"Accept": CONTENT_TYPE})
 
     def __init__(self, config: TransportConfig, http: httpx.AsyncClient | None = None) -> None:
         super().__init__(config, http)
         self._base = config.url.rstrip("/")
+        self._headers.setdefault("Accept", self.dialect.content_type)
+
+    def _status_error(self, status: int, body: bytes, name: str) -> RpcError | None:
+        return self.error(body) or self.dialect.status_error(name, status, body)
 
     def _route(
         self,
@@ -158,7 +165,7 @@ class RestTransport(HttpTransport[RestDialect]):
     ) -> httpx.Request:
         rest = self.dialect.request(method, params)
         if rest.body is not None:
-            headers = {**headers, "Content-Type": CONTENT_TYPE}
+            headers = {**headers, "Content-Type": self.dialect.content_type}
         url = self._base + rest.path
         return self._request(rest.verb, url, rest.body, headers, rest.query, streaming=streaming)
 
@@ -169,16 +176,16 @@ class RestTransport(HttpTransport[RestDialect]):
     async def stream(
         self, method: StreamMethod, params: msgspec.Struct, hints: StreamHints | None = None
     ) -> AsyncGenerator[StreamEvent, None]:
-        extra = self._stream_headers(f"text/event-stream, {CONTENT_TYPE}", hints)
+        extra = self._stream_headers(f"text/event-stream, {self.dialect.content_type}", hints)
         request = self._route(method, params, extra, streaming=True)
         async with self._streaming(method.name, request) as response:
             kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
             if response.status_code != 200 or kind != "text/event-stream":
                 body = await response.aread()
-                self._check(response, body)
+                self._check(response, body, method.name)
                 yield self._event(method, body, None)  # one answer instead of a stream
                 return
-            self._check(response, b"")
+            self._check(response, b"", method.name)
             async for sse in self._events(response, hints):
                 yield self._event(method, sse.data.encode(), sse.id)
 

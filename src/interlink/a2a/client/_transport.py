@@ -26,10 +26,10 @@ is `TimeoutError`; an HTTP status with no A2A error in it is `A2AHttpError` (401
 Versions: `TransportConfig.version` is the A2A version the interface was picked for.
 A binding sends it as `A2A-Version` and speaks it through the dialect registered for it:
 `_jsonrpc.DIALECTS` and `_rest.DIALECTS` map "1.0" to `V10` (method names or routes,
-ProtoJSON, errors). An A2A 0.3 dialect implements the same protocol (`_jsonrpc.Dialect`,
-`_rest.RestDialect`) translating with `interlink.a2a.compat._v03`, and is added to the
-binding's `DIALECTS` under "0.3": negotiation then offers 0.3 interfaces (after 1.0
-ones) and the transport picks the dialect from `config.version`. Constructing a
+ProtoJSON, errors) and "0.3" to the 0.3 dialects of `_v03` (the same protocols,
+`_jsonrpc.Dialect` and `_rest.RestDialect`, translating with `interlink.a2a.compat`):
+negotiation offers a binding's interfaces in the versions its `DIALECTS` has (0.3 after
+1.0) and the transport picks the dialect from `config.version`. Constructing a
 transport does no I/O (the negotiation builds some it never uses).
 """
 

@@ -1,5 +1,6 @@
-"""A2A 0.3 over HTTP+JSON: its routes, and its bodies (ProtoJSON of the 0.3 proto) as
-the 0.3 JSON that `compat._v03` translates to and from 1.0.
+"""A2A 0.3 over HTTP+JSON: its bodies (ProtoJSON of the 0.3 proto) as the 0.3 JSON that
+`compat._v03` translates to and from 1.0 (`from_rest`, `to_rest`); its calls, both ways,
+are `_v03_rest_calls`.
 
 0.3's HTTP+JSON speaks the 0.3 proto (`legacy-v0.3.0/a2a.proto`) in ProtoJSON; its
 JSON-RPC speaks the 0.3 JSON schema. Same objects, other shapes: camelCase both, but
@@ -9,16 +10,17 @@ enums by proto name (`ROLE_USER`, `TASK_STATE_CANCELLED`), parts without `kind`
 `message` (proto field `update`), a send's message in `message` (proto field
 `request`), its push config in `pushNotification`, results wrapped by kind
 (`{"task"}`, `{"message"}`, `{"statusUpdate"}`, `{"artifactUpdate"}`), a push config
-named `tasks/{id}/pushNotificationConfigs/{configId}`, a list of them in `configs`. A
-REST call is carried out as the 0.3 JSON-RPC call it is (`ROUTES`: the 0.3 method, its
-params from the path, query and body; `result_to_rest`), so one translation to 1.0
-serves both; here is only the reshaping, by the tables `_SHAPES` and `_ENUMS`.
+named `tasks/{id}/pushNotificationConfigs/{configId}`, a list of them in `configs`.
+Here is only the reshaping, by the tables `_SHAPES` and `_ENUMS`, so that one
+translation to 1.0 (`compat._v03`) serves both 0.3 bindings.
 
 Rules, each where the two forms differ:
 
 - in: a field at its proto3 default (`""`, `0`, `false`, `[]`, `{}`) is absent, as
   ProtoJSON writers leave it out (`historyLength: 0` is "all", as in 0.3 JSON-RPC),
-  except a oneof's member (a part's `text: ""` is set), and fields 0.3 JSON requires
+  except a oneof's member (a part's `text: ""` is set) and a message given as `{}`
+  (proto3 gives message fields presence: a send's `message: {}` is there, and empty,
+  so the 0.3 message it becomes says what it lacks), and fields 0.3 JSON requires
   (`contextId`, `final`, ...) or reads their absence otherwise: `blocking` absent is
   false in the proto (the official SDK's server reads it so) and true in 0.3 JSON-RPC;
   each is written at its zero value (`_Object.defaults`). snake_case names are read as
@@ -42,15 +44,11 @@ import base64
 import binascii
 import copy
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final, NamedTuple
 
-from interlink.a2a import _routes
-from interlink.a2a._methods import METHODS, HttpRule
-from interlink.a2a.compat._v03 import METHOD_FROM_V03
-
-__all__ = ["ROUTES", "RestRoute", "find", "from_rest", "result_to_rest", "to_rest"]
+__all__ = ["from_rest", "object_of", "to_rest"]
 
 
 class _F(NamedTuple):
@@ -248,6 +246,12 @@ def _is_default(value: object) -> bool:
     return value is None or value in ("", 0, False, [], {})
 
 
+def _present(field: _F, value: object) -> bool:
+    """Whether `value`, a proto3 default, is set all the same: a oneof's member, or a
+    message (`{}`, not a list of them)."""
+    return field.member or (field.shape in _SHAPES and isinstance(value, dict))
+
+
 # ---------------------------------------------------------------------------- in
 
 
@@ -268,8 +272,8 @@ def from_rest(value: object, shape: str) -> object:
         return value
     spec = _SHAPES[shape]
     if isinstance(spec, _Wrapped):
-        return _object(value, shape).get(spec.field, {})
-    given = _object(value, shape)
+        return object_of(value, shape).get(spec.field, {})
+    given = object_of(value, shape)
     if isinstance(spec, _Object):
         out = {**_copied(spec.defaults), **_fields_in(given, spec.fields)}
         return {"kind": spec.kind, **out} if spec.kind else out
@@ -290,7 +294,8 @@ def _copied(defaults: Mapping[str, object]) -> dict[str, object]:
     return copy.deepcopy(dict(defaults))
 
 
-def _object(value: object, shape: str) -> dict[str, object]:
+def object_of(value: object, shape: str) -> dict[str, object]:
+    """`value` when it is a JSON object; ValueError naming `shape` otherwise."""
     if not isinstance(value, dict):
         raise ValueError(f"a {shape} is a JSON object, not {type(value).__name__}")
     return value
@@ -301,7 +306,7 @@ def _fields_in(given: dict[str, object], fields: tuple[_F, ...]) -> dict[str, ob
     for field in fields:
         for name in _names(field):
             value = given.get(name)
-            if value is None or (_is_default(value) and not field.member):
+            if value is None or (_is_default(value) and not _present(field, value)):
                 continue
             if isinstance(value, list):
                 out[field.json] = [from_rest(item, field.shape) for item in value]
@@ -323,7 +328,7 @@ def to_rest(value: object, shape: str) -> object:
     if not shape:
         return value
     spec = _SHAPES[shape]
-    given = _object(value, shape)
+    given = object_of(value, shape)
     if isinstance(spec, _Wrapped):
         return {spec.field: given}
     out = _fields_out(given, spec.fields)
@@ -347,136 +352,3 @@ def _fields_out(given: dict[str, object], fields: tuple[_F, ...]) -> dict[str, o
         else:
             out[field.proto] = to_rest(value, field.shape)
     return out
-
-
-# ---------------------------------------------------------------------------- calls
-
-Params = Callable[[dict[str, str], Mapping[str, list[str]], dict[str, object]], object]
-"""The 0.3 JSON-RPC params of a call: from its path fields, query and body (decoded)."""
-
-
-def _ids(fields: dict[str, str], query: Mapping[str, list[str]], body: object) -> object:
-    return fields
-
-
-def _get_task(fields: dict[str, str], query: Mapping[str, list[str]], body: object) -> object:
-    """`historyLength` of the query; 0 (proto3's default) is "all", as absent."""
-    length = (query.get("historyLength") or query.get("history_length") or [""])[-1]
-    if not length:
-        return fields
-    try:
-        number = int(length)
-    except ValueError:
-        raise ValueError(f"historyLength is not an integer: {length!r}") from None
-    return {**fields, "historyLength": number} if number else fields
-
-
-def _send(fields: dict[str, str], query: Mapping[str, list[str]], body: object) -> object:
-    """The message and its configuration; `blocking` as the proto has it (absent: false)."""
-    params = from_rest(body, "SendMessageRequest")
-    assert isinstance(params, dict)
-    if "configuration" not in params:
-        params["configuration"] = from_rest({}, "SendMessageConfiguration")
-    return params
-
-
-def _set_config(fields: dict[str, str], query: Mapping[str, list[str]], body: object) -> object:
-    """`CreateTaskPushNotificationConfigRequest`: the config of `config` (a
-    `TaskPushNotificationConfig`), its `id` from `configId` when it names none; the task
-    is the path's (`parent` is not read)."""
-    given = _object(body, "CreateTaskPushNotificationConfigRequest")
-    outer = _object(given.get("config") or {}, "TaskPushNotificationConfig")
-    inner = outer.get("pushNotificationConfig") or outer.get("push_notification_config") or {}
-    config = from_rest(inner, "PushNotificationConfig")
-    assert isinstance(config, dict)
-    config_id = given.get("configId") or given.get("config_id")
-    if "id" not in config and isinstance(config_id, str) and config_id:
-        config["id"] = config_id
-    return {"taskId": fields["id"], "pushNotificationConfig": config}
-
-
-class RestRoute(NamedTuple):
-    """A 0.3 route: the compiled route (its `method` the 1.0 method the call becomes),
-    the 0.3 method it is, and how its params are made."""
-
-    route: _routes.Route
-    method: str
-    params: Params
-
-
-_TASK = "/v1/tasks/{id}"
-_CONFIGS = _TASK + "/pushNotificationConfigs"
-_TABLE: Final[tuple[tuple[str, str, str, str, Params], ...]] = (
-    ("POST", "/v1/message:send", "*", "message/send", _send),
-    ("POST", "/v1/message:stream", "*", "message/stream", _send),
-    ("GET", _TASK, "", "tasks/get", _get_task),
-    ("POST", _TASK + ":cancel", "*", "tasks/cancel", _ids),
-    ("GET", _TASK + ":subscribe", "", "tasks/resubscribe", _ids),
-    ("POST", _TASK + ":subscribe", "*", "tasks/resubscribe", _ids),  # (as 0.3's table has it)
-    ("POST", _CONFIGS, "*", "tasks/pushNotificationConfig/set", _set_config),
-    ("GET", _CONFIGS, "", "tasks/pushNotificationConfig/list", _ids),
-    ("GET", _CONFIGS + "/{push_notification_config_id}", "", "tasks/pushNotificationConfig/get",
-     _ids),
-    ("DELETE", _CONFIGS + "/{push_notification_config_id}", "",
-     "tasks/pushNotificationConfig/delete", _ids),
-    ("GET", "/v1/card", "", "agent/getAuthenticatedExtendedCard", _ids),
-)  # fmt: skip
-ROUTES: Final = tuple(
-    RestRoute(
-        _routes.Route.compile(
-            METHODS[METHOD_FROM_V03[method]], HttpRule(verb, path, body), additional=False
-        ),
-        method,
-        params,
-    )
-    for verb, path, body, method, params in _TABLE
-)
-"""Every 0.3 route."""
-_ORDER: Final = sorted(ROUTES, key=lambda r: -r.route.literals)
-#: the first segment of every 0.3 path (`v1`): a path under another is none of them, told
-#: without matching each route (every HTTP+JSON request of 1.0 asks here first)
-_FIRST: Final = frozenset(entry.route.segments[0] for entry in ROUTES)
-"""The order `find` tries them in: the most literal first (`:cancel` before a task id)."""
-
-
-def find(verb: str, path: str) -> tuple[RestRoute, dict[str, str]] | list[str] | None:
-    """The 0.3 route of `verb path` and its path fields (named as the 0.3 params: `id`,
-    `pushNotificationConfigId`); for a path of 0.3 routes of other verbs, those verbs;
-    else None."""
-    if None not in _FIRST and path[1:].partition("/")[0].partition(":")[0] not in _FIRST:
-        return None
-    verbs: set[str] = set()
-    for entry in _ORDER:
-        fields = entry.route.match(path)
-        if fields is not None:
-            if entry.route.rule.verb == verb:
-                return entry, fields
-            verbs.add(entry.route.rule.verb)
-    return sorted(verbs) or None
-
-
-#: the ProtoJSON shape of each 0.3 method's result ("" for one sent as it is)
-_RESULTS: Final[Mapping[str, str]] = {
-    "message/send": "StreamResponse",
-    "message/stream": "StreamResponse",
-    "tasks/resubscribe": "StreamResponse",
-    "tasks/get": "Task",
-    "tasks/cancel": "Task",
-    "agent/getAuthenticatedExtendedCard": "",
-}
-
-
-def result_to_rest(method: str, result: object) -> object:
-    """The 0.3 JSON-RPC result of `method` (builtins; one event of a stream) as the
-    body of its REST answer: a push config named by its task and id, a list of them in
-    `configs`, a delete's `{}`."""
-    if method in _RESULTS:
-        return to_rest(result, _RESULTS[method])
-    if isinstance(result, list):
-        return {"configs": [result_to_rest(method, config) for config in result]}
-    if result is None:
-        return {}
-    given = _object(result, "TaskPushNotificationConfig")
-    config = _object(given["pushNotificationConfig"], "PushNotificationConfig")
-    name = f"tasks/{given['taskId']}/pushNotificationConfigs/{config.get('id', '')}"
-    return {"name": name, "pushNotificationConfig": to_rest(config, "PushNotificationConfig")}

@@ -1,9 +1,10 @@
 """A2A 0.3 peer server on the official Python SDK (PyPI ``a2a-sdk==0.3.26``), public API
 only: ``DefaultRequestHandler``, ``InMemoryTaskStore``, ``A2AStarletteApplication``
-(JSON-RPC) on uvicorn.
+(JSON-RPC) on uvicorn, or with ``--rest`` ``A2ARESTFastAPIApplication`` (HTTP+JSON only:
+the card's ``preferredTransport``, push configs kept in ``InMemoryPushNotificationConfigStore``).
 
-``PYTHONPATH=DIR python py_v03_server.py PORT`` (DIR holds ``pip install --target DIR
-'a2a-sdk[http-server]==0.3.26'``). Agent: ``echo X`` (artifact X), ``slow`` (working
+``PYTHONPATH=DIR python py_v03_server.py PORT [--rest]`` (DIR holds ``pip install
+--target DIR 'a2a-sdk[http-server]==0.3.26'``). Agent: ``echo X`` (artifact X), ``slow`` (working
 0..6 every 0.3 s, then completed; cancellable), ``ask`` (input-required, completed by
 the follow-up), ``message`` (a direct reply) -- the agent of ``py_server.py``.
 """
@@ -15,10 +16,10 @@ import sys
 
 import uvicorn
 from a2a.server.agent_execution import AgentExecutor, RequestContext
-from a2a.server.apps import A2AStarletteApplication
+from a2a.server.apps import A2ARESTFastAPIApplication, A2AStarletteApplication
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import InMemoryPushNotificationConfigStore, InMemoryTaskStore, TaskUpdater
 from a2a.types import AgentCapabilities, AgentCard, AgentSkill, Part, TaskState, TextPart
 from a2a.utils import new_agent_text_message, new_task
 
@@ -65,19 +66,29 @@ class PeerExecutor(AgentExecutor):
 
 def main() -> None:
     port = int(sys.argv[1])
+    rest = "--rest" in sys.argv[2:]
     card = AgentCard(
         name="py sdk 0.3 peer",
         description="echo, slow, ask, message",
-        url=f"http://127.0.0.1:{port}/",
+        url=f"http://127.0.0.1:{port}" if rest else f"http://127.0.0.1:{port}/",
+        preferred_transport="HTTP+JSON" if rest else "JSONRPC",
         version="1.0.0",
         protocol_version="0.3.0",
-        capabilities=AgentCapabilities(streaming=True),
+        capabilities=AgentCapabilities(streaming=True, push_notifications=rest),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[AgentSkill(id="echo", name="Echo", description="Echoes.", tags=["peer"])],
     )
-    handler = DefaultRequestHandler(PeerExecutor(), InMemoryTaskStore())
-    app = A2AStarletteApplication(agent_card=card, http_handler=handler).build()
+    if rest:
+        handler = DefaultRequestHandler(
+            PeerExecutor(),
+            InMemoryTaskStore(),
+            push_config_store=InMemoryPushNotificationConfigStore(),
+        )
+        app = A2ARESTFastAPIApplication(agent_card=card, http_handler=handler).build()
+    else:
+        handler = DefaultRequestHandler(PeerExecutor(), InMemoryTaskStore())
+        app = A2AStarletteApplication(agent_card=card, http_handler=handler).build()
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 

@@ -3,7 +3,7 @@
 `RestBinding` hands a request on one of these paths here when it is 0.3 (no
 `A2A-Version`, or 0.3; one naming 1.x is the 1.0 route of the tenant `v1`). Its path,
 query and ProtoJSON body become the params of the 0.3 JSON-RPC call it is
-(`compat._v03_rest.ROUTES`), carried out as on JSON-RPC (`server._v03.call_v03`), and
+(`compat._v03_rest_calls.ROUTES`), carried out as on JSON-RPC (`server._v03.call_v03`), and
 the result goes back as ProtoJSON (`result_to_rest`), `application/json` as 0.3 says; a
 stream's events each as a `StreamResponse` in an SSE `data:` (with `id:`, resumed with
 `Last-Event-ID` as everywhere).
@@ -18,12 +18,11 @@ same object. A path of 0.3 routes of other verbs is 405 with `Allow`.
 from __future__ import annotations
 
 import functools
-from typing import Final
 
 import msgspec
 
 from interlink.a2a.compat import _v03 as compat
-from interlink.a2a.compat._v03_rest import RestRoute, find, result_to_rest
+from interlink.a2a.compat._v03_rest_calls import HTTP_STATUS, RestRoute, find, result_to_rest
 from interlink.a2a.server._asgi import Exchange, Framing, Handle
 from interlink.a2a.server._calls import SUPPORTED_VERSIONS
 from interlink.a2a.server._handler import Call
@@ -34,23 +33,6 @@ from interlink.jsonrpc import MethodNotFound, RpcError, error_answer
 
 __all__ = ["HTTP_STATUS", "route"]
 
-HTTP_STATUS: Final = {
-    -32700: 400,
-    -32600: 400,
-    -32601: 404,
-    -32602: 422,
-    -32603: 500,
-    -32001: 404,
-    -32002: 409,
-    -32003: 501,
-    -32004: 501,
-    -32005: 415,
-    -32006: 502,
-    -32007: 404,
-    -32008: 400,  # (1.0's ExtensionSupportRequired and VersionNotSupported: the
-    -32009: 400,  # request is refused as it is)
-}
-"""The HTTP status of each error code (the official 0.3 SDK's; 500 for another)."""
 _JSON = (b"content-type", b"application/json")
 
 
