@@ -149,6 +149,28 @@ async def test_a_part_the_agent_does_not_take_is_refused_naming_it(tmp_path: Pat
         assert text_of(task) == "an image of image/png"
 
 
+async def test_a_turn_waiting_for_input_does_not_hold_up_the_other_sessions(
+    tmp_path: Path,
+) -> None:
+    """What the agent sends a session whose task waits for input is held up to the
+    bridge's queue (1 MiB); past it the turn is given up (its question answered
+    `cancelled`) and the agent's other sessions go on: the follow-up is told why."""
+    async with connected(tmp_path, TEST_AGENT) as client:
+        asked = task_of(await client.send_message("ask", context_id="waits"))
+        assert asked.status.state == S.TASK_STATE_INPUT_REQUIRED
+        async with asyncio.timeout(30):
+            other = task_of(await client.send_message("flood", context_id="other"))
+        assert other.status.state == S.TASK_STATE_COMPLETED
+        assert text_of(other) == "flooded"
+        ended = task_of(await client.send_message("yes", task_id=asked.id))
+        assert ended.status.state == S.TASK_STATE_FAILED
+        assert ended.status.message is not None
+        reason = str(ended.status.message.parts[0].text)
+        assert "while the task waited for input" in reason
+        again = task_of(await client.send_message("again", context_id="waits"))
+        assert text_of(again) == "again"  # (the context takes its next turn)
+
+
 async def test_a_permission_request_is_a_question_the_follow_up_answers(tmp_path: Path) -> None:
     async with connected(tmp_path, EXAMPLE_AGENT) as client:
         folder = tmp_path / "ws" / "ctx1"
