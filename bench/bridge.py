@@ -12,15 +12,17 @@ Both agents echo a prompt of W words one chunk a word (AGENT is
 status first and the task's end last), so a turn is about W events on every path: the
 short rows (W = `--words`) measure the turn, the long rows (W = `--long-words`) the
 events. Rounds interleave the paths. Per path: p50 and p99 of a turn, turns/s, the
-events/s its client read, the CPU ms a turn cost the client (this process: all clients
-of the bench), the bridge and the agent (the machine is shared: CPU is the steadier
-measure, wall time waits for cores); for a bridge its RSS after the first tenth of its short turns
-and after the last (flat memory: the same; `--turns 10000 --rounds 1` is the soak) and
-the p50 it adds to its direct path's. The floor rows are one loopback HTTP/1.1 request
-with an SSE answer of W events (+2 for the httpx one, as an A2A stream has): raw asyncio
-on both ends, then httpx (as the A2A client has it, SSE parsed by ours) against a fixed
-ASGI app on uvicorn (`bench.a2a_peers.floor_app`): what a Python client and server
-already spend on the A2A hop of a turn, with no A2A in it.
+events/s its client read (an artifact update counts a chunk a part: `bridge a2a` sends
+the chunks it has at once as one update), the CPU ms a turn cost the client (this
+process: all clients of the bench), the bridge and the agent (the machine is shared:
+CPU is the steadier measure, wall time waits for cores); for a bridge its RSS after the
+first tenth of its short turns and after the last (flat memory: the same; `--turns
+10000 --rounds 1` is the soak) and the p50 it adds to its direct path's. The floor
+rows are one loopback HTTP/1.1 request with an SSE answer of W events (+2 for the httpx
+one, as an A2A stream has): raw asyncio on both ends, then httpx (as the A2A client has
+it, SSE parsed by ours) against a fixed ASGI app on uvicorn (`bench.a2a_peers.floor_app`):
+what a Python client and server already spend on the A2A hop of a turn, with no A2A in
+it.
 """
 
 from __future__ import annotations
@@ -119,13 +121,18 @@ async def _acp_session(command: list[str], workdir: Path) -> AsyncIterator[tuple
 async def _a2a_context(url: str, context: str) -> AsyncIterator[Turn]:
     """Streamed turns in one context of the A2A agent at `url`."""
     from interlink.a2a import A2AClient
+    from interlink.a2a import types as t
 
     async with await A2AClient.connect(url) as client:
 
         async def turn(prompt: str) -> int:
             events = 0
-            async for _event in client.stream_message(prompt, context_id=context):
-                events += 1
+            async for event in client.stream_message(prompt, context_id=context):
+                payload = event.payload
+                if isinstance(payload, t.TaskArtifactUpdateEvent):
+                    events += len(payload.artifact.parts)
+                else:
+                    events += 1
             return events
 
         yield turn

@@ -86,6 +86,7 @@ _STATES = {
     "max_tokens": t.TaskState.TASK_STATE_COMPLETED,
     "max_turn_requests": t.TaskState.TASK_STATE_COMPLETED,
 }
+_CHUNKS_BYTES = 64 * 1024  # the most text (about) one artifact update of chunks carries
 _SESSIONS = ".interlink-sessions.json"  # (a context's folder never starts with a dot)
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
@@ -172,13 +173,33 @@ class _Turn:
         self._more.set()
 
     async def get(self) -> _Item:
-        while not self._items:
+        """The next item; message chunks queued one after another as one artifact
+        update with all their parts (up to `_CHUNKS_BYTES` of them): one event to
+        publish, store and stream, not one each."""
+        items = self._items
+        while not items:
             self._more.clear()
             await self._more.wait()
-        item, size = self._items.popleft()
+        item, size = items.popleft()
         self._size -= size
         self._room.set()
-        return item
+        if not (items and type(item) is t.TaskArtifactUpdateEvent):
+            return item
+        parts = None
+        while items and type(items[0][0]) is t.TaskArtifactUpdateEvent:
+            if size + items[0][1] > _CHUNKS_BYTES:
+                break
+            more, more_size = items.popleft()
+            assert isinstance(more, t.TaskArtifactUpdateEvent)
+            self._size -= more_size
+            size += more_size
+            if parts is None:
+                parts = list(item.artifact.parts)
+            parts += more.artifact.parts
+        if parts is None:
+            return item
+        artifact = msgspec.structs.replace(item.artifact, parts=parts)
+        return msgspec.structs.replace(item, artifact=artifact)
 
     def prompt_done(self, prompt: asyncio.Task[s.PromptResponse]) -> None:
         if prompt.cancelled():
