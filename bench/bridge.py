@@ -15,8 +15,9 @@ events. Rounds interleave the paths. Per path: p50 and p99 of a turn, turns/s, t
 events/s its client read (an artifact update counts a chunk a part: `bridge a2a` sends
 the chunks it has at once as one update), the CPU ms a turn cost the client (this
 process: all clients of the bench), the bridge and the agent (the machine is shared:
-CPU is the steadier measure, wall time waits for cores); for a bridge its RSS after the
-first tenth of its short turns and after the last (flat memory: the same; `--turns
+CPU is the steadier measure, wall time waits for cores); for a bridge and for the A2A
+agent's server (whose memory store keeps every task, as the bridge's does) the RSS
+after the first tenth of its short turns and after the last (flat memory: the same; `--turns
 10000 --rounds 1` is the soak) and the p50 it adds to its direct path's. The floor
 rows are one loopback HTTP/1.1 request with an SSE answer of W events (+2 for the httpx
 one, as an A2A stream has): raw asyncio on both ends, then httpx (as the A2A client has
@@ -86,6 +87,7 @@ class _Path:
     pid: int | None = None  # the bridge's process (its RSS is sampled)
     direct: str | None = None  # the path it is compared with
     agent: int | None = None  # the agent's process (its CPU is counted)
+    watched: int | None = None  # whose RSS is sampled: the bridge, or the A2A agent's server
     times: dict[str, list[float]] = field(default_factory=dict)
     events: dict[str, int] = field(default_factory=dict)
     #: CPU seconds of the client (this process), the bridge and the agent, per kind
@@ -315,7 +317,7 @@ async def _run(args: argparse.Namespace, workdir: Path) -> None:
         paths = {
             "acp": _Path(PATH_NAMES[0], direct_acp, agent=agent_pid),
             "bridge a2a": _Path(PATH_NAMES[1], via_a2a, bridge.process.pid, "acp"),
-            "a2a": _Path(PATH_NAMES[2], direct_a2a, agent=plain.process.pid),
+            "a2a": _Path(PATH_NAMES[2], direct_a2a, agent=plain.process.pid),  # (its store too)
             "bridge acp": _Path(PATH_NAMES[3], via_acp, via_acp_pid, "a2a", plain.process.pid),
             "floor": _Path(PATH_NAMES[4], floor),
             "http floor": _Path(PATH_NAMES[5], http_floor),
@@ -324,6 +326,10 @@ async def _run(args: argparse.Namespace, workdir: Path) -> None:
             for prompt, _ in kinds.values():
                 await path.turn(prompt)
         paths["bridge a2a"].agent = _child(bridge.process.pid)
+        for path in paths.values():
+            path.watched = (
+                path.pid or path.agent if path.direct or path.name == PATH_NAMES[2] else None
+            )
         first_tenth = max(1, args.turns * args.rounds // 10)
         for index in range(args.rounds):
             for kind, (prompt, turns) in kinds.items():
@@ -335,15 +341,15 @@ async def _run(args: argparse.Namespace, workdir: Path) -> None:
                         began = time.perf_counter()
                         events += await path.turn(prompt)
                         times.append(time.perf_counter() - began)
-                        if path.pid and kind == "short" and len(times) == first_tenth:
-                            path.rss.append(_rss_kib(path.pid))
+                        if path.watched and kind == "short" and len(times) == first_tenth:
+                            path.rss.append(_rss_kib(path.watched))
                     path.events[kind] = path.events.get(kind, 0) + events
                     spent = [b - a for a, b in zip(began_cpu, _cpu(path), strict=True)]
                     path.cpu[kind] = [
                         a + b for a, b in zip(path.cpu.get(kind, [0.0] * 3), spent, strict=True)
                     ]
-                    if path.pid and kind == "short" and index == args.rounds - 1:
-                        path.rss.append(_rss_kib(path.pid))
+                    if path.watched and kind == "short" and index == args.rounds - 1:
+                        path.rss.append(_rss_kib(path.watched))
     print(
         f"{args.rounds} rounds of {args.turns} turns of {args.words} words"
         + (f" and {args.long_turns} of {args.long_words}" if "long" in kinds else "")
@@ -352,7 +358,7 @@ async def _run(args: argparse.Namespace, workdir: Path) -> None:
     print_table(
         [
             *("path", "turn", "turns", "p50 ms", "p99 ms", "turns/s", "events/s"),
-            *("client CPU", "bridge CPU", "agent CPU", "bridge RSS MiB", "+p50 ms"),
+            *("client CPU", "bridge CPU", "agent CPU", "server RSS MiB", "+p50 ms"),
         ],
         [_row(path, kind, paths) for kind in kinds for path in paths.values()],
     )
