@@ -71,6 +71,10 @@ def _rss_kib(pid: int) -> int:
     return 0
 
 
+def _store(kind: str, workdir: Path, name: str) -> str:
+    return "memory:" if kind == "memory" else f"sqlite://{workdir / name}.db"
+
+
 def _child(pid: int) -> int | None:
     """The first child process of `pid` (the agent `bridge a2a` spawned)."""
     try:
@@ -256,13 +260,15 @@ async def _run(args: argparse.Namespace, workdir: Path) -> None:
     port, plain_port = free_port(), free_port()
     bridge_command = [
         *(sys.executable, "-m", "interlink", "bridge", "a2a", "--port", str(port)),
-        *("--store", "memory:", "--workspace", str(workdir / "ws"), "--log-level", "warning"),
+        *("--store", _store(args.store, workdir, "bridge"), "--workspace", str(workdir / "ws")),
+        *("--log-level", "warning"),
         "--",
         *_AGENT,
     ]
     plain_command = [
         *(sys.executable, "-m", "interlink", "a2a", "serve", _A2A_AGENT),
-        *("--port", str(plain_port), "--store", "memory:", "--log-level", "warning"),
+        *("--port", str(plain_port), "--store", _store(args.store, workdir, "a2a")),
+        *("--log-level", "warning"),
     ]
     plain_url = f"http://127.0.0.1:{plain_port}/"
     async with contextlib.AsyncExitStack() as stack:
@@ -371,6 +377,13 @@ def main(argv: list[str]) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--turns", type=int, default=200, help="short turns per round (200)")
+    parser.add_argument(
+        "--store",
+        choices=["memory", "sqlite"],
+        default="memory",
+        help="the A2A servers' task store (memory: it keeps every task in RAM; sqlite: a "
+        "file of the run's own, for the memory soak)",
+    )
     parser.add_argument("--rounds", type=int, default=3, help="rounds, interleaved (3)")
     parser.add_argument("--words", type=int, default=16, help="words of a short turn (16)")
     parser.add_argument("--long-turns", type=int, default=20, help="long turns per round (20)")
