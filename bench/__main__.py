@@ -11,7 +11,7 @@ BENCHMARKS = {
     "a2a": "A2A servers under HTTP load (send, stream, get), vs the official SDK and the floor",
     "streams": "A2A streams whose clients do not read: server memory, readers' cadence",
     "replicas": "A2A events across two replicas on PostgreSQL, vs the official SDK's cluster mode",
-    "bridge": "prompt turns through bridge a2a, vs the same ACP agent driven directly",
+    "bridge": "prompt turns through bridge a2a and bridge acp, vs the same agents called directly",
 }
 
 

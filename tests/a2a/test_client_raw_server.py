@@ -454,6 +454,31 @@ async def test_leaving_a_stream_closes_its_connection(how: str) -> None:
         await asyncio.wait_for(server.gone.get(), 5)
 
 
+@pytest.mark.parametrize("state", ["COMPLETED", "INPUT_REQUIRED"])
+async def test_leaving_a_stream_once_its_task_ended_keeps_its_connection(state: str) -> None:
+    """The end the server sends after the last event is read (for at most
+    `DRAIN_TIMEOUT`), so the next call goes over the same connection, not a new one."""
+    conns: list[Conn] = []
+
+    async def rpc(request: Request, conn: Conn) -> None:
+        conns.append(conn)
+        await conn.start_sse()
+        rpc_id = request.json()["id"]
+        await conn.send(event(rpc_id, task_json("WORKING"), "1"))
+        await conn.send(event(rpc_id, update_json(state, "over"), "2"))
+        await conn.end()
+
+    async with agent(rpc) as (server, client):
+        for _ in range(2):
+            async with contextlib.aclosing(client.stream_message("hi")) as stream:
+                async for item in stream:
+                    if text(item.payload) == "over":
+                        break
+        assert len(conns) == 2
+        assert conns[0] is conns[1]
+        assert server.gone.empty()
+
+
 # -- subscribe: resuming against odd servers ---------------------------------------------
 
 

@@ -99,6 +99,15 @@ def test_any_chunking_gives_the_same_events(
     assert parse(*chunks) == expected
 
 
+def test_line_ends_mixed_across_chunks() -> None:
+    """LF-only chunks (read on a fast path) and chunks with CRs give the same events."""
+    stream = b"data: a\r\ndata:b\n\nid: 7\rdata\r\rdata:  c\n: x\n\ndata: d\n\n"
+    expected = [SSEEvent("a\nb"), SSEEvent("", id="7"), SSEEvent(" c"), SSEEvent("d")]
+    assert parse(stream) == expected
+    assert parse(*(stream[i : i + 1] for i in range(len(stream)))) == expected
+    assert parse(stream[:9], stream[9:20], stream[20:]) == expected
+
+
 # -- the reader over httpx ---------------------------------------------------------------
 
 

@@ -9,6 +9,8 @@
 - prompt `die`: says so on stderr and exits with status 3, mid-turn;
 - prompt `pid`: answers its process id;
 - prompt `ask`: asks permission (`yes` or `no`), answers the option picked;
+- prompt `flood`: sends 1.25 MiB of message chunks (20 of 64 KiB) to the session whose
+  `ask` waits for its answer, then answers `flooded`;
 - prompt `terminal CMD`: runs CMD in a terminal of the client, answers its output;
 - anything else: echoed back in one chunk.
 """
@@ -29,6 +31,7 @@ class TestAgent(Agent):
         self.needs_auth = needs_auth
         self.image = image
         self.authenticated = False
+        self.asking: str | None = None  # the session whose `ask` waits
 
     async def initialize(self, params: s.InitializeRequest) -> s.InitializeResponse:
         methods: list[s.AuthMethod] = []
@@ -84,7 +87,12 @@ class TestAgent(Agent):
             return s.PromptResponse(stop_reason="max_tokens")
         elif text == "pid":
             await self.client.send_text(sid, str(os.getpid()))
+        elif text == "flood" and self.asking is not None:
+            for _ in range(20):
+                await self.client.send_text(self.asking, "x" * 65536)
+            await self.client.send_text(sid, "flooded")
         elif text == "ask":
+            self.asking = sid
             answer = await self.client.request_permission(
                 sid,
                 s.ToolCallUpdate(tool_call_id="call_1", title="Do it", kind="other"),
@@ -93,6 +101,7 @@ class TestAgent(Agent):
                     s.PermissionOption(option_id="no", name="No", kind="reject_once"),
                 ],
             )
+            self.asking = None
             outcome = answer.outcome
             picked = outcome.option_id if isinstance(outcome, s.SelectedPermissionOutcome) else ""
             await self.client.send_text(sid, picked or "cancelled")

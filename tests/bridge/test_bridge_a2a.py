@@ -96,7 +96,8 @@ async def test_a_text_turn_streams_into_one_artifact(tmp_path: Path) -> None:
     async with connected(tmp_path, EXAMPLE_AGENT) as client:
         events = await collect(client.stream_message(prompt))
         chunks = [e.payload for e in events if isinstance(e.payload, t.TaskArtifactUpdateEvent)]
-        assert len(chunks) > 2
+        # (the chunks the bridge has at once go out as one update, a part each)
+        assert sum(len(c.artifact.parts) for c in chunks) > 2
         assert len({c.artifact.artifact_id for c in chunks}) == 1
         assert [c.append for c in chunks] == [False] + [True] * (len(chunks) - 1)
         plans = [d for d in status_data(events) if isinstance(d, dict)]
@@ -147,6 +148,28 @@ async def test_a_part_the_agent_does_not_take_is_refused_naming_it(tmp_path: Pat
         message = t.Message(message_id="m2", role=t.Role.ROLE_USER, parts=[png])
         task = task_of(await client.send_message(message))
         assert text_of(task) == "an image of image/png"
+
+
+async def test_a_turn_waiting_for_input_does_not_hold_up_the_other_sessions(
+    tmp_path: Path,
+) -> None:
+    """What the agent sends a session whose task waits for input is held up to the
+    bridge's queue (1 MiB); past it the turn is given up (its question answered
+    `cancelled`) and the agent's other sessions go on: the follow-up is told why."""
+    async with connected(tmp_path, TEST_AGENT) as client:
+        asked = task_of(await client.send_message("ask", context_id="waits"))
+        assert asked.status.state == S.TASK_STATE_INPUT_REQUIRED
+        async with asyncio.timeout(30):
+            other = task_of(await client.send_message("flood", context_id="other"))
+        assert other.status.state == S.TASK_STATE_COMPLETED
+        assert text_of(other) == "flooded"
+        ended = task_of(await client.send_message("yes", task_id=asked.id))
+        assert ended.status.state == S.TASK_STATE_FAILED
+        assert ended.status.message is not None
+        reason = str(ended.status.message.parts[0].text)
+        assert "while the task waited for input" in reason
+        again = task_of(await client.send_message("again", context_id="waits"))
+        assert text_of(again) == "again"  # (the context takes its next turn)
 
 
 async def test_a_permission_request_is_a_question_the_follow_up_answers(tmp_path: Path) -> None:

@@ -235,3 +235,31 @@ def test_an_agents_error_is_told_with_the_detail_its_data_gives() -> None:
         "the agent answered -32602: Bad (why not)"
     )
     assert describe(RpcError("Bad", {"n": 1}, code=-32602)) == "the agent answered -32602: Bad"
+
+
+async def test_message_chunks_queued_together_go_out_as_one_artifact_update() -> None:
+    from interlink.bridge._a2a import _CHUNKS_BYTES, _Turn
+    from interlink.bridge._pool import Launch, Member
+
+    member: Member[_Turn] = Member(0, Launch(["true"], s.ClientCapabilities()))
+    turn = _Turn("task", "ctx", "sess", 4 * _CHUNKS_BYTES, member)
+    for word in ("a ", "b ", "c"):
+        assert await turn.put(turn.chunk(t.Part(text=word)), len(word))
+    assert await turn.put(turn.status(t.TaskState.TASK_STATE_WORKING, [t.Part(text="x")]), 1)
+    big = "y" * _CHUNKS_BYTES  # (past the bound: an update of its own)
+    for word in ("d", big):
+        assert await turn.put(turn.chunk(t.Part(text=word)), len(word))
+    got = [await turn.get() for _ in range(4)]
+    first, status, third, fourth = got
+    assert isinstance(first, t.TaskArtifactUpdateEvent)
+    assert [p.text for p in first.artifact.parts] == ["a ", "b ", "c"]
+    assert not first.append  # (it opens the turn's artifact)
+    assert isinstance(status, t.TaskStatusUpdateEvent)
+    assert isinstance(third, t.TaskArtifactUpdateEvent)
+    assert isinstance(fourth, t.TaskArtifactUpdateEvent)
+    assert [p.text for p in third.artifact.parts] == ["d"]
+    assert [p.text for p in fourth.artifact.parts] == [big]
+    assert third.append
+    assert fourth.append
+    ids = {e.artifact.artifact_id for e in (first, third, fourth)}
+    assert ids == {first.artifact.artifact_id}

@@ -4,7 +4,9 @@ Theory of operation. One agent process serves every conversation: an A2A context
 ACP session, opened (`session/new`) in the context's own folder of the workspace, and a
 task is one prompt turn in it. A turn's ACP traffic becomes A2A events in the order it
 came, through one queue per turn (bounded in bytes: a full one holds the agent's
-updates back) that one consumer drains, the `execute` that runs the turn:
+updates back while `execute` drains it; full while the task waits for input, the turn is
+given up, FAILED with the reason when the follow-up comes, so one session never holds up
+the others of its process) that one consumer drains, the `execute` that runs the turn:
 
 - `agent_message_chunk`s: one artifact per turn, each chunk appended;
 - every other update (thoughts, plans, tool calls, ...): a WORKING status whose message
@@ -53,6 +55,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import msgspec
+
 from interlink import acp
 from interlink.a2a import (
     AgentExecutor,
@@ -66,7 +70,7 @@ from interlink.a2a import (
 from interlink.a2a import types as t
 from interlink.acp import schema as s
 from interlink.bridge._card import agent_card
-from interlink.bridge._content import acp_json, content_part, prompt_blocks
+from interlink.bridge._content import content_part, prompt_blocks
 from interlink.bridge._login import login_hint
 from interlink.bridge._permission import PermissionPolicy, chosen_option, question_parts
 from interlink.bridge._pool import AgentUnavailable, Launch, Member, Pool
@@ -84,8 +88,13 @@ _STATES = {
     "max_tokens": t.TaskState.TASK_STATE_COMPLETED,
     "max_turn_requests": t.TaskState.TASK_STATE_COMPLETED,
 }
+_CHUNKS_BYTES = 64 * 1024  # the most text (about) one artifact update of chunks carries
 _SESSIONS = ".interlink-sessions.json"  # (a context's folder never starts with a dot)
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+class TurnGivenUp(Exception):
+    """The bridge ended a turn (the agent sent too much while the task waited for input)."""
 
 
 @dataclass
@@ -126,15 +135,36 @@ class _Turn:
         self.question: _Ask | None = None
         self.cancelled = False
         self.driving = False
+        self.given_up = False
         self.ended = asyncio.Event()
         self.prompt: asyncio.Task[s.PromptResponse] | None = None
 
-    async def put(self, item: Event, size: int) -> None:
-        """Queue an event; waits while the queue holds `limit` bytes (one item always fits)."""
+    async def put(self, item: Event, size: int) -> bool:
+        """Queue an event; waits while the queue holds `limit` bytes (one item always fits)
+        and `execute` drains it. False when it is full and nobody drains it (the task
+        waits for input): the agent's process is not held up for one turn."""
         while self._items and self._size + size > self.limit:
+            if not self.driving:
+                return False
             self._room.clear()
             await self._room.wait()
         self._push(item, size)
+        return True
+
+    def give_up(self, reason: str) -> None:
+        """Drop what is queued and end the turn (`execute` publishes the end, FAILED with
+        `reason`, when the task's next message drives it); its question is answered
+        `cancelled`, what the agent sends from now on is dropped."""
+        self.given_up = True
+        self._items.clear()
+        self._size = 0
+        if self.question is not None and not self.question.answer.done():
+            self.question.answer.set_result(None)
+        self.put_now(_End(None, TurnGivenUp(reason)))
+
+    def stop_driving(self) -> None:
+        self.driving = False
+        self._room.set()  # (a `put` waiting for room sees that nobody drains it)
 
     def put_now(self, item: _Ask | _End) -> None:
         self._push(item, 0)
@@ -145,13 +175,33 @@ class _Turn:
         self._more.set()
 
     async def get(self) -> _Item:
-        while not self._items:
+        """The next item; message chunks queued one after another as one artifact
+        update with all their parts (up to `_CHUNKS_BYTES` of them): one event to
+        publish, store and stream, not one each."""
+        items = self._items
+        while not items:
             self._more.clear()
             await self._more.wait()
-        item, size = self._items.popleft()
+        item, size = items.popleft()
         self._size -= size
         self._room.set()
-        return item
+        if not (items and type(item) is t.TaskArtifactUpdateEvent):
+            return item
+        parts = None
+        while items and type(items[0][0]) is t.TaskArtifactUpdateEvent:
+            if size + items[0][1] > _CHUNKS_BYTES:
+                break
+            more, more_size = items.popleft()
+            assert isinstance(more, t.TaskArtifactUpdateEvent)
+            self._size -= more_size
+            size += more_size
+            if parts is None:
+                parts = list(item.artifact.parts)
+            parts += more.artifact.parts
+        if parts is None:
+            return item
+        artifact = msgspec.structs.replace(item.artifact, parts=parts)
+        return msgspec.structs.replace(item, artifact=artifact)
 
     def prompt_done(self, prompt: asyncio.Task[s.PromptResponse]) -> None:
         if prompt.cancelled():
@@ -299,6 +349,7 @@ class AcpBridge(AgentExecutor):
         self._busy: dict[str, str] = {}  # context id -> the task of its unfinished turn
         self._known_sessions: dict[str, str] | None = None
         self._sweeper: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[None]] = set()  # (`session/cancel`s sent)
 
     # -- the agent's processes -----------------------------------------------------------
 
@@ -394,23 +445,39 @@ class AcpBridge(AgentExecutor):
             self._announce(update.available_commands)
             return
         turn = member.turns.get(notification.session_id)
-        if turn is None or isinstance(update, s.UserMessageChunk):
+        if turn is None or turn.given_up or isinstance(update, s.UserMessageChunk):
             return  # (between turns, or a replay: no task to tell)
         if isinstance(update, s.AgentMessageChunk):
             part = content_part(update.content)
             size = len(part.text) if isinstance(part.text, str) else len(acp.encode(update))
-            await turn.put(turn.chunk(part), size)
-            return
-        data = acp_json(update)
-        part = t.Part(data=data, media_type="application/json")
-        await turn.put(turn.status(t.TaskState.TASK_STATE_WORKING, [part]), len(str(data)))
+            event: Event = turn.chunk(part)
+        else:
+            raw = acp.encode(update)
+            part = t.Part(data=msgspec.json.decode(raw), media_type="application/json")
+            event, size = turn.status(t.TaskState.TASK_STATE_WORKING, [part]), len(raw)
+        if not await turn.put(event, size):
+            self._give_up(turn)
+
+    def _give_up(self, turn: _Turn) -> None:
+        """The agent sent more than the turn's queue holds while its task waits for input:
+        the turn ends (its question answered `cancelled`, `session/cancel` sent) rather
+        than hold up every session of the agent's process."""
+        turn.give_up(
+            f"the agent sent more than {turn.limit} bytes of updates while the task waited "
+            "for input; the bridge gave the turn up (session/cancel)"
+        )
+        agent = turn.member.agent
+        if agent is not None:
+            cancel = asyncio.create_task(_cancel_session(agent, turn.session_id))
+            self._background.add(cancel)
+            cancel.add_done_callback(self._background.discard)
 
     async def _on_permission(
         self, request: s.RequestPermissionRequest, member: Member[_Turn]
     ) -> s.RequestPermissionResponse:
         choice = self.policy.answer(request)
         turn = member.turns.get(request.session_id)
-        if choice is None and turn is not None and not turn.cancelled:
+        if choice is None and turn is not None and not turn.cancelled and not turn.given_up:
             ask = _Ask(request, asyncio.get_running_loop().create_future())
             turn.put_now(ask)
             choice = await ask.answer  # (a cancel of the session answers `cancelled`)
@@ -535,9 +602,12 @@ class AcpBridge(AgentExecutor):
                 again = question_parts(ask.request)
                 await updater.requires_input(updater.message("That picks no option.", parts=again))
                 return
-            ask.answer.set_result(option.option_id)
+            await updater.working()
+            if not ask.answer.done():  # (else given up meanwhile: the drive tells so)
+                ask.answer.set_result(option.option_id)  # (drained from here on: no await)
+        else:
+            await updater.working()
         turn.question = None
-        await updater.working()
         await self._drive(turn, updater)
 
     async def _drive(self, turn: _Turn, updater: TaskUpdater) -> None:
@@ -561,7 +631,7 @@ class AcpBridge(AgentExecutor):
                     return
                 await updater.events.publish(item)
         finally:
-            turn.driving = False
+            turn.stop_driving()
 
     def _finish(self, turn: _Turn) -> None:
         self._turns.pop(turn.task_id, None)
@@ -600,6 +670,11 @@ class AcpBridge(AgentExecutor):
             # the context takes its next message (its turn is let go).
             logger.warning("the agent did not end turn %s after session/cancel", turn.task_id)
             self._finish(turn)
+
+
+async def _cancel_session(agent: acp.ClientSideConnection, session_id: str) -> None:
+    with contextlib.suppress(ConnectionClosed):  # (the agent is gone: its turn too)
+        await agent.cancel(session_id)
 
 
 def _end_event(

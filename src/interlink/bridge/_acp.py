@@ -234,20 +234,23 @@ class A2AAgentBridge(acp.Agent):
         client = self._client()
         if client.card.capabilities.streaming is not True:
             return await self._blocking_turn(session_id, session, message)
-        async for event in client.stream_message(message):
-            payload = event.payload
-            if isinstance(payload, t.Message):  # a direct answer: no task
-                await self._say(session_id, payload.parts)
-                return s.PromptResponse(stop_reason="end_turn")
-            if isinstance(payload, t.Task):  # (the snapshot: its status is not news)
-                if payload.id != session.task_id:
-                    session.task_id, session.said = payload.id, {}
-            elif isinstance(payload, t.TaskArtifactUpdateEvent):
-                await self._say_artifact(session_id, session, payload.artifact, payload.append)
-            elif isinstance(payload, t.TaskStatusUpdateEvent):
-                stop = await self._status(session_id, session, payload.status, payload.metadata)
-                if stop is not None:
-                    return s.PromptResponse(stop_reason=stop)
+        # (closed here, not when collected: once the task ended it is read to its end,
+        # and its connection serves the next turn)
+        async with contextlib.aclosing(client.stream_message(message)) as events:
+            async for event in events:
+                payload = event.payload
+                if isinstance(payload, t.Message):  # a direct answer: no task
+                    await self._say(session_id, payload.parts)
+                    return s.PromptResponse(stop_reason="end_turn")
+                if isinstance(payload, t.Task):  # (the snapshot: its status is not news)
+                    if payload.id != session.task_id:
+                        session.task_id, session.said = payload.id, {}
+                elif isinstance(payload, t.TaskArtifactUpdateEvent):
+                    await self._say_artifact(session_id, session, payload.artifact, payload.append)
+                elif isinstance(payload, t.TaskStatusUpdateEvent):
+                    stop = await self._status(session_id, session, payload.status, payload.metadata)
+                    if stop is not None:
+                        return s.PromptResponse(stop_reason=stop)
         return s.PromptResponse(stop_reason="end_turn")  # (a stream that ended early)
 
     async def _blocking_turn(

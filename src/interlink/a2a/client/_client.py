@@ -159,6 +159,20 @@ class _Subscription:
 _TRANSIENT: Final = frozenset({502, 503, 504})
 
 
+DRAIN_TIMEOUT: Final = 0.1
+"""Seconds a stream left once its task ended (or asks for input) is still read for the
+end the server sends right after (at most): read to its end, its connection is kept for
+the next request; left unread, the connection is closed and the next call opens one."""
+
+
+async def _drain(stream: AsyncGenerator[StreamEvent, None]) -> None:
+    """The rest of `stream` read and dropped, for `DRAIN_TIMEOUT` seconds at most."""
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(DRAIN_TIMEOUT):
+            async for _ in stream:
+                pass
+
+
 def _state_of(payload: StreamPayload) -> TaskState | None:
     if isinstance(payload, Task | TaskStatusUpdateEvent):
         return payload.status.state
@@ -436,7 +450,12 @@ class A2AClient:
                     answered = answered or isinstance(payload, Message)
                     state = _state_of(payload) or state
                     last = event.id or last
-                    yield event
+                    try:
+                        yield event
+                    except GeneratorExit:
+                        if answered or state in TERMINAL | INTERRUPTED:
+                            await _drain(stream)
+                        raise
         except (A2ATransportError, TimeoutError) as exc:
             raise StreamInterrupted(str(exc), self.url, known_task, last) from exc
         if not answered and state not in TERMINAL | INTERRUPTED:

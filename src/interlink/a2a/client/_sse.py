@@ -87,6 +87,8 @@ class SSEParser:
         scanned = len(buffer)  # what was pending holds no line end: not searched again
         buffer += chunk
         events: list[SSEEvent] = []
+        if b"\r" not in chunk:  # (the usual: LF line ends only, the pending part has none)
+            return self._feed_lf(events)
         start = 0
         # the next CR and LF at or after `start` (-1: none in the rest of the buffer);
         # each is searched for again only once passed, so every byte is looked at once
@@ -107,6 +109,30 @@ class SSEParser:
             if 0 <= lf < after:
                 lf = buffer.find(b"\n", after)
         del buffer[:start]
+        if len(buffer) + self._size > self.max_event_size:
+            raise SSEError(f"an event is larger than {self.max_event_size} bytes")
+        return events
+
+    def _feed_lf(self, events: list[SSEEvent]) -> list[SSEEvent]:
+        """`feed` when the buffer's line ends are all LF: split at once, and a `data: `
+        line (the most of them) taken without the general rules."""
+        buffer = self._buffer
+        if b"\n" not in buffer:
+            lines = []
+        else:
+            lines = bytes(buffer).split(b"\n")
+            del buffer[: len(buffer) - len(lines[-1])]
+            lines.pop()
+        data = self._data
+        for raw in lines:
+            if raw[:6] == b"data: " and not self._first:
+                self._size += len(raw)
+                if self._size > self.max_event_size:
+                    raise SSEError(f"an event is larger than {self.max_event_size} bytes")
+                data.append(raw[6:].decode("utf-8", "replace"))
+            else:
+                self._line(raw, events)
+                data = self._data  # (a dispatch starts a new list)
         if len(buffer) + self._size > self.max_event_size:
             raise SSEError(f"an event is larger than {self.max_event_size} bytes")
         return events
