@@ -413,6 +413,13 @@ class Connection:
             return False
         if not self._writing:
             raise ConnectionClosed(self._close_reason)
+        if self._flushing and not alone and self._parked and not self._undrained:
+            # (the common case, as `_queue` has it: lines gather for the flush scheduled)
+            self._outq.append(line)
+            self._out_bytes = out_bytes = out_bytes + size
+            if out_bytes >= self._max_outgoing_bytes or len(self._outq) >= self._max_outgoing:
+                self._out_room.clear()
+            return True
         self._queue(line, alone)
         return True
 
