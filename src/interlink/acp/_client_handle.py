@@ -7,7 +7,8 @@ Every call checks the client's advertised capabilities first: asking for
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -31,6 +32,8 @@ class ClientHandle:
 
     def __init__(self, endpoint: AgentSideConnection) -> None:
         self._endpoint = endpoint
+        #: what `session_update` returns once its notification is queued (done already)
+        self._done: asyncio.Future[None] | None = None
 
     @property
     def capabilities(self) -> dict[str, object]:
@@ -38,15 +41,22 @@ class ClientHandle:
         caps = self._endpoint._peer_caps.get("clientCapabilities")
         return caps if isinstance(caps, dict) else {}
 
-    async def session_update(self, session_id: str, update: s.SessionUpdate) -> None:
-        """Send one `session/update` notification (ungated: every client takes them)."""
+    def session_update(self, session_id: str, update: s.SessionUpdate) -> Awaitable[None]:
+        """Send one `session/update` notification (ungated: every client takes them);
+        await what it returns (done at once unless the output is full). It is queued
+        as this is called, so updates go out in the order of the calls."""
         if type(update).__name__ == "ConfigOptionUpdate":  # (a call less for the others)
             self._endpoint.note_update(session_id, update)
         waiting = self._endpoint.connection.queue_notification(
             _SESSION_UPDATE, s.SessionNotification(session_id=session_id, update=update)
         )
         if waiting is not None:  # (the output is full)
-            await waiting
+            return waiting
+        done = self._done  # (not a coroutine of its own: the hot path of every agent)
+        if done is None:
+            done = self._done = asyncio.get_running_loop().create_future()
+            done.set_result(None)
+        return done
 
     async def send_text(self, session_id: str, text: str) -> None:
         """An `agent_message_chunk` with one text block."""

@@ -57,7 +57,7 @@ import contextvars
 import logging
 import types
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Generator
+from collections.abc import Awaitable, Callable, Generator
 from typing import Protocol, TypeVar, cast
 
 import msgspec
@@ -111,7 +111,8 @@ _YIELD_EVERY = 64
 #: before what is left of it is dropped (the peer is gone and does not read)
 _EOF_STALL = 0.5
 _UNSET = msgspec.UNSET
-_COROUTINE = types.CoroutineType
+#: what `next` gives for a handler that ended in its first step
+_STEPPED = object()
 
 
 class ByteReader(Protocol):
@@ -148,9 +149,9 @@ _InboxItem = _Note | _Response | Awaitable[None]
 
 @types.coroutine
 def _resume(
-    step: Coroutine[object, object, object], waits_on: object
+    step: Generator[object, object, object], waits_on: object
 ) -> Generator[object, object, None]:
-    """The rest of a coroutine already stepped once, which waits on `waits_on`: what
+    """The rest of an awaitable already stepped once, which waits on `waits_on`: what
     `await` does (what it waits on goes up to the task, what the task sends or throws,
     cancellation included, goes down to it)."""
     while True:
@@ -413,6 +414,13 @@ class Connection:
             return False
         if not self._writing:
             raise ConnectionClosed(self._close_reason)
+        if self._flushing and not alone and self._parked and not self._undrained:
+            # (the common case, as `_queue` has it: lines gather for the flush scheduled)
+            self._outq.append(line)
+            self._out_bytes = out_bytes = out_bytes + size
+            if out_bytes >= self._max_outgoing_bytes or len(self._outq) >= self._max_outgoing:
+                self._out_room.clear()
+            return True
         self._queue(line, alone)
         return True
 
@@ -666,21 +674,21 @@ class Connection:
     def _handle_first_step(self, note: _Note) -> None:
         """In the reader: handle a notification as far as its handler goes without waiting
         (most go all the way); the inbox worker does the rest, ahead of what follows.
-        A decoded one's handler coroutine is stepped as it is, a call less."""
+        A decoded one's handler is stepped as it is, a call less; stepped with `next`,
+        a handler that ends raises no `StopIteration` (which costs more than its step)."""
         entry = self._notifications.get(note.method)
-        handling: Coroutine[object, object, object]
+        handling: Generator[object, object, object]
         try:
             if entry is None or type(note) is not Decoded:
-                handling = self._handle(note)
+                handling = self._handle(note).__await__()
             else:
-                handling = entry.handler(note.params)  # type: ignore[assignment]
-                if type(handling) is not _COROUTINE:
-                    handling = self._handle(note)
-            waits_on = handling.send(None)
-        except StopIteration:
-            self._peer.handled()
+                handling = entry.handler(note.params).__await__()
+            waits_on = next(handling, _STEPPED)
         except Exception as exc:
             self._failed(note.method, exc)
+            self._peer.handled()
+            return
+        if waits_on is _STEPPED:
             self._peer.handled()
         else:
             self._inbox.append(self._handle_rest(note.method, _resume(handling, waits_on)))

@@ -261,6 +261,7 @@ class Peer(Generic[W, T]):
                 tag_field="method",
                 tag=method,
                 forbid_unknown_fields=True,
+                gc=False,  # (a wrapper only `_events` ever sees: it is in no cycle)
             ): method
             for method, type_ in params.items()
             if method != self._cancel_method
