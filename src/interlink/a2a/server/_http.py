@@ -45,7 +45,6 @@ from interlink.a2a.server._asgi import (
     Receive,
     Scope,
     Send,
-    declared_length,
     drop_body,
     headers_of,
     plain,
@@ -273,7 +272,9 @@ class A2AApp:
         receive: Receive,
         send: Send,
     ) -> None:
-        declared = declared_length(scope)
+        headers = headers_of(scope)
+        length = headers.get("content-length", "")
+        declared = int(length) if length.isdigit() else 0
         if declared > self.max_body:  # refused at once, before its body comes
             status, refusal = binding.refuse(oversize(declared, self.max_body).error)
             await plain(send, status, refusal, [CLOSE])
@@ -305,7 +306,7 @@ class A2AApp:
             status, answer = binding.refuse(oversize(self.max_body + 1, self.max_body).error)
             await plain(send, status, answer, [CLOSE])
             return
-        exchange = Exchange(self, scope, receive, send, headers_of(scope), principal)
+        exchange = Exchange(self, scope, receive, send, headers, principal)
         await handle(exchange, body)
 
     # -- SSE ---------------------------------------------------------------------------

@@ -52,6 +52,8 @@ class MediaModes:
     def __init__(self, card: AgentCard) -> None:
         self.inputs = self._modes(card.default_input_modes, (s.input_modes for s in card.skills))
         self.outputs = self._modes(card.default_output_modes, (s.output_modes for s in card.skills))
+        #: whether the agent takes each media type seen lately (a few dozen at most)
+        self._taken: dict[str, bool] = {}
 
     @staticmethod
     def _modes(default: Sequence[str], skills: Iterable[Sequence[str]]) -> tuple[str, ...]:
@@ -67,13 +69,15 @@ class MediaModes:
         if self.inputs:
             for index, part in enumerate(message.parts):
                 media_type = _media_type(part)
-                if media_type and not any(_covers(m, media_type) for m in self.inputs):
+                if media_type and not self._takes(media_type):
                     raise ContentTypeNotSupported(
                         f"message.parts[{index}] is {media_type}; this agent takes "
                         + ", ".join(self.inputs),
                         part=str(index),
                         mediaType=media_type,
                     )
+        if not accepted_output_modes:
+            return
         accepted = tuple(a for a in (_base(m) for m in accepted_output_modes) if a)
         outputs = self.outputs
         producible = (_covers(a, o) or _covers(o, a) for a in accepted for o in outputs)
@@ -82,3 +86,12 @@ class MediaModes:
                 "configuration.acceptedOutputModes: this agent produces only " + ", ".join(outputs),
                 acceptedOutputModes=", ".join(accepted),
             )
+
+    def _takes(self, media_type: str) -> bool:
+        taken = self._taken.get(media_type)
+        if taken is None:
+            taken = any(_covers(m, media_type) for m in self.inputs)
+            if len(self._taken) >= 64:
+                self._taken.clear()
+            self._taken[media_type] = taken
+        return taken

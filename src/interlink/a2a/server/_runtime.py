@@ -42,6 +42,7 @@ from interlink.a2a._types import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
+from interlink.a2a.server._eager import eager_task
 from interlink.a2a.server._executor import (
     AgentExecutor,
     Event,
@@ -725,9 +726,12 @@ class LiveTask:
     # -- the executor -------------------------------------------------------------------
 
     def start(self, executor: AgentExecutor, context: RequestContext) -> None:
-        self.runner = asyncio.create_task(
-            self._run(executor, context), name=f"a2a-task-{self.task_id}"
-        )
+        """Run the executor in a task of its own, started eagerly (`_eager`): an executor
+        that never waits is done when this returns."""
+        eager_task(self._run(executor, context), f"a2a-task-{self.task_id}", self._runs)
+
+    def _runs(self, runner: asyncio.Task[None]) -> None:
+        self.runner = runner
 
     async def _run(self, executor: AgentExecutor, context: RequestContext) -> None:
         sink = Sink(self, context)

@@ -83,7 +83,6 @@ class JsonRpcBinding:
             return
         extra: list[tuple[bytes, bytes]] = []
         v03 = is_v03(exchange.version()) and message.method not in METHODS
-        framing = _framing(message.id, v03, v03 and message.method in STREAMING)
         try:
             call = exchange.call(SUPPORTED_VERSIONS)
             if call.extensions:
@@ -93,12 +92,14 @@ class JsonRpcBinding:
             if not isinstance(exc, RpcError):
                 logger.exception("A2A method %s failed", message.method)
                 exc = RpcError.internal_error()
+            framing = _framing(message.id, v03, v03 and message.method in STREAMING)
             if framing.errors_in_stream:
                 await sse_answer(exchange.send, framing.error_event(exc), extra)
             else:
                 await exchange.answer(*framing.error(exc), extra)
             return
         if isinstance(result, TaskStream):
+            framing = _framing(message.id, v03, v03 and message.method in STREAMING)
             await exchange.app.stream(exchange, result, framing, extra)
         else:
             await exchange.answer(200, answer_body(message.id, result), extra)
