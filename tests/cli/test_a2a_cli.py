@@ -111,9 +111,11 @@ def test_card_says_what_became_of_each_interface(fallback_url: str) -> None:
     assert pinned.returncode == 5
     assert "      skipped: JSONRPC was not asked for (only HTTP+JSON)\n" in pinned.stdout
     assert "offers no interface this client can use" in one_error_line(pinned)
+    # pinned to 0.3, the card is read as a 0.3 client reads it: our server's 0.3 form,
+    # whose agent speaks 0.3, which has no ListTasks
     old = a2a("tasks", fallback_url, "--a2a-version", "0.3")
     assert old.returncode == 5
-    assert "version 1.0, not the 0.3 asked for" in one_error_line(old)
+    assert "ListTasks has no A2A 0.3 form" in one_error_line(old)
 
 
 def test_every_command_over_http_json(url: str) -> None:

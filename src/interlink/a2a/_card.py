@@ -79,7 +79,7 @@ class _Entry:
     expires: float  # time.monotonic(); the card is fresh until then
 
 
-_CACHE: dict[str, _Entry] = {}
+_CACHE: dict[tuple[str, bool], _Entry] = {}  # by card URL and whether read as 0.3
 
 
 def clear_card_cache() -> None:
@@ -188,14 +188,17 @@ async def fetch_card(
     *,
     client: httpx.AsyncClient | None = None,
     headers: Mapping[str, str] | None = None,
+    version: str | None = None,
 ) -> tuple[AgentCard, str]:
-    """Fetch (or reuse) the agent card at `url`: the card and its URL."""
+    """Fetch (or reuse) the agent card at `url`: the card and its URL. With `version`
+    "0.3" the card is asked for as a 0.3 client asks (no `A2A-Version`) and read in its
+    0.3 form, so a server that negotiates its card (ours) shows its 0.3 interfaces."""
     card_url = card_url_of(url)
     own = client is None
     http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0)) if own else client
     assert http is not None
     try:
-        return await _fetch(http, card_url, headers or {}), card_url
+        return await _fetch(http, card_url, headers or {}, _is_v03(version)), card_url
     finally:
         if own:
             await http.aclose()
@@ -213,12 +216,20 @@ async def resolve_card(
     return select_interface(card, card_url)
 
 
-async def _fetch(http: httpx.AsyncClient, url: str, extra: Mapping[str, str]) -> AgentCard:
-    entry = _CACHE.get(url)
+def _is_v03(version: str | None) -> bool:
+    return version is not None and version.strip().startswith("0.")
+
+
+async def _fetch(
+    http: httpx.AsyncClient, url: str, extra: Mapping[str, str], v03: bool = False
+) -> AgentCard:
+    key = (url, v03)
+    entry = _CACHE.get(key)
     now = time.monotonic()
     if entry is not None and now < entry.expires:
         return entry.card
-    headers = {"Accept": "application/json", "A2A-Version": PROTOCOL_VERSION, **extra}
+    headers = {"Accept": "application/json", **({} if v03 else {"A2A-Version": PROTOCOL_VERSION})}
+    headers.update(extra)
     if entry is not None and entry.etag:
         headers["If-None-Match"] = entry.etag
     try:
@@ -236,9 +247,9 @@ async def _fetch(http: httpx.AsyncClient, url: str, extra: Mapping[str, str]) ->
             f"{response.text[:200]!r}",
             url,
         )
-    card = _decode_card(response.content, url)
+    card = (v03 and _v03_card(response.content)) or _decode_card(response.content, url)
     if lifetime is None:
-        _CACHE.pop(url, None)
+        _CACHE.pop(key, None)
     else:
-        _CACHE[url] = _Entry(card, response.headers.get("etag"), now + lifetime)
+        _CACHE[key] = _Entry(card, response.headers.get("etag"), now + lifetime)
     return card

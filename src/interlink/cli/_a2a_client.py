@@ -264,7 +264,7 @@ async def _main(args: argparse.Namespace) -> int:
     api_key = args.api_key or os.environ.get("INTERLINK_A2A_API_KEY") or None
     connect = connect_timeout(args.timeout)
     async with http_client(args.timeout, connect) as http:
-        card, card_url = await fetch_card(args.url, client=http)
+        card, card_url = await fetch_card(args.url, client=http, version=args.a2a_version)
         schemes = card.security_schemes.values()
         if api_key and not any(
             isinstance(s.api_key_security_scheme, t.APIKeySecurityScheme) for s in schemes

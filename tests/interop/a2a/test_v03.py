@@ -500,6 +500,36 @@ async def test_our_client_over_0_3_http_json_against_our_server(a2a_server: A2AS
                 pass
 
 
+async def test_a_client_pinned_to_0_3_reads_our_card_as_0_3(a2a_server: A2AServer) -> None:
+    """Pinned to 0.3, the client asks for the card as a 0.3 client asks (no A2A-Version)
+    and reads its 0.3 form: our server's 0.3 interfaces, over either binding. Unpinned,
+    the same URL still gives the 1.0 card (the cache keeps the two apart)."""
+    async with await A2AClient.connect(a2a_server.url, version="0.3") as client:
+        assert (client.version, client.binding) == ("0.3", "JSONRPC")
+        done = await client.send_message("echo pinned")
+        assert isinstance(done, t.Task)
+        assert done.status.state == S.TASK_STATE_COMPLETED
+    async with await A2AClient.connect(a2a_server.url, version="0.3", binding="rest") as client:
+        assert (client.version, client.binding) == ("0.3", "HTTP+JSON")
+        done = await client.send_message("echo pinned")
+        assert isinstance(done, t.Task)
+        assert done.status.state == S.TASK_STATE_COMPLETED
+    async with await A2AClient.connect(a2a_server.url) as client:
+        assert client.version == "1.0"
+
+
+def test_the_command_line_speaks_0_3_to_our_server(a2a_server: A2AServer) -> None:
+    pinned = ("--a2a-version", "0.3")
+    card = a2a("card", a2a_server.url, *pinned)
+    assert card.returncode == 0, card.stderr
+    assert "  JSONRPC 0.3.0  " in card.stdout
+    assert "  HTTP+JSON 0.3.0  " in card.stdout
+    for binding in ("jsonrpc", "rest"):
+        sent = a2a("send", a2a_server.url, "echo over 0.3", *pinned, "--binding", binding)
+        assert sent.returncode == 0, sent.stderr
+        assert sent.stdout.splitlines()[-2:] == ["over 0.3", "● completed"]
+
+
 # -- a signed card ----------------------------------------------------------------------------
 
 VERIFY_V03 = """

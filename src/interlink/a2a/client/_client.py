@@ -334,7 +334,9 @@ class A2AClient:
         timeout = options.get("timeout", DEFAULT_TIMEOUT)
         http = client or http_client(timeout, options.get("connect_timeout", DEFAULT_CONNECT))
         try:
-            card, card_url = await fetch_card(url, client=http, headers=card_headers)
+            card, card_url = await fetch_card(
+                url, client=http, headers=card_headers, version=options.get("version")
+            )
             self = await cls.from_card(
                 card, card_url=card_url, client=http, probe_timeout=probe_timeout, **options
             )
