@@ -274,7 +274,7 @@ async def test_card_cache_revalidates_with_etag(serve: Serve) -> None:
         assert first.interface.protocol_binding == "JSONRPC"
         await _card.resolve_card(served.url + ".well-known/agent-card.json", client=http)
         assert len(seen) == 1  # fresh for max-age
-        _card._CACHE[first.card_url].expires = 0.0
+        _card._CACHE[(first.card_url, False)].expires = 0.0
         again = await _card.resolve_card(served.url, client=http)
         assert again.card == first.card
         assert responses == [200, 304]
