@@ -367,6 +367,11 @@ class AcpBridge(AgentExecutor):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
         await self.pool.aclose()
+        # (the prompts in flight end with their connection: see them end)
+        prompts = [turn.prompt for turn in self._turns.values() if turn.prompt is not None]
+        for prompt in prompts:
+            prompt.cancel()
+        await asyncio.gather(*prompts, return_exceptions=True)
 
     async def _sweep(self, idle: float) -> None:
         while True:
