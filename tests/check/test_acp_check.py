@@ -109,8 +109,13 @@ def test_a_broken_agent_fails_the_rules_it_breaks(tmp_path: Path) -> None:
     # JUnit counts the MUST failures as failures, the rest as passed with a finding
     root = ET.parse(junit).getroot()
     assert int(root.get("failures", "")) == len(failed(report, "MUST"))
-    _, strict = check("--strict", *args, agent=BROKEN)
-    assert strict["exitStatus"] == 1
+    # SHOULD failures alone fail the run only with --strict
+    should = ["--timeout", "3", "--only", "init.gate", "--only", "rpc.unknown-method"]
+    lenient_status, lenient = check(*should, agent=BROKEN)
+    assert set(outcomes(lenient).values()) == {"FAIL"}
+    assert (lenient_status, lenient["exitStatus"]) == (0, 0)
+    strict_status, strict = check("--strict", *should, agent=BROKEN)
+    assert (strict_status, strict["exitStatus"]) == (1, 1)
 
 
 @pytest.mark.interop
