@@ -138,7 +138,9 @@ class _Turn:
         self.member = member  # (the process that runs its session)
         self._items: deque[tuple[_Item | _Chunks, int]] = deque()
         self._size = 0
-        self._more = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+        self._wanted: asyncio.Future[None] | None = None  # what `get` waits on, if it waits
+        self._waking = False
         self._room = asyncio.Event()
         self.artifact_id: str | None = None
         self.question: _Ask | None = None
@@ -205,14 +207,27 @@ class _Turn:
     def _push(self, item: _Item | _Chunks, size: int) -> None:
         self._items.append((item, size))
         self._size += size
-        self._more.set()
+        if self._wanted is not None and not self._waking:
+            # Next time round the loop: what else the agent sent in the same read (the
+            # prompt's answer too, which its task queues then) is taken with it.
+            self._waking = True
+            self._loop.call_soon(self._wake)
+
+    def _wake(self) -> None:
+        wanted = self._wanted
+        if wanted is not None and not wanted.done():
+            wanted.set_result(None)
 
     async def get(self) -> _Item:
         """The next item (chunks as one artifact update of their parts)."""
         items = self._items
         while not items:
-            self._more.clear()
-            await self._more.wait()
+            self._wanted = self._loop.create_future()
+            try:
+                await self._wanted
+            finally:
+                self._wanted = None
+                self._waking = False
         item, size = items.popleft()
         self._size -= size
         self._room.set()
