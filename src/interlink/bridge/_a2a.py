@@ -172,19 +172,22 @@ class _Turn:
         self._push(item, size)
         return True
 
-    def put_chunk(self, part: t.Part, size: int) -> None:
-        """Queue an `agent_message_chunk`'s part (after `room`): with the chunks queued
-        right before it (up to `_CHUNKS_BYTES` of them), one artifact update to publish,
-        store and stream, not one each."""
+    def put_chunk(self, part: t.Part, size: int) -> bool:
+        """Queue an `agent_message_chunk`'s part if it fits now (else False: `room`
+        first): with the chunks queued right before it (up to `_CHUNKS_BYTES` of them),
+        one artifact update to publish, store and stream, not one each."""
         items = self._items
         if items:
+            if self._size + size > self.limit:
+                return False
             last, queued = items[-1]
             if type(last) is _Chunks and queued + size <= _CHUNKS_BYTES:
                 last.parts.append(part)
                 items[-1] = (last, queued + size)
                 self._size += size
-                return
+                return True
         self._push(_Chunks(part), size)
+        return True
 
     def give_up(self, reason: str) -> None:
         """Drop what is queued and end the turn (`execute` publishes the end, FAILED with
@@ -484,10 +487,13 @@ class AcpBridge(AgentExecutor):
         if turn is None or turn.given_up:
             return  # (between turns: no task to tell)
         if isinstance(update, s.AgentMessageChunk):
-            part = content_part(update.content)
-            size = len(part.text) if isinstance(part.text, str) else len(acp.encode(update))
-            if turn.fits(size) or await turn.room(size):
-                turn.put_chunk(part, size)
+            content = update.content
+            if isinstance(content, s.TextContent):  # (the most of a turn: no call more)
+                part, size = t.Part(text=content.text), len(content.text)
+            else:
+                part = content_part(content)
+                size = len(part.text) if isinstance(part.text, str) else len(acp.encode(update))
+            if turn.put_chunk(part, size) or (await turn.room(size) and turn.put_chunk(part, size)):
                 return
         elif isinstance(update, s.UserMessageChunk):
             return  # (a replay)
