@@ -40,7 +40,7 @@ from interlink import acp
 from interlink.a2a import A2AClient, A2AError, new_id
 from interlink.a2a import types as t
 from interlink.acp import schema as s
-from interlink.bridge._content import content_part, prompt_capabilities
+from interlink.bridge._content import content_part, part_block, prompt_capabilities
 from interlink.bridge._history import replay, said, session_infos, thoughts
 from interlink.jsonrpc import InvalidParams, RpcError
 
@@ -234,15 +234,18 @@ class A2AAgentBridge(acp.Agent):
         client = self._client()
         if client.card.capabilities.streaming is not True:
             return await self._blocking_turn(session_id, session, message)
+        update = self.client.session_update
         # (closed here, not when collected: once the task ended it is read to its end,
         # and its connection serves the next turn)
-        update = self.client.session_update
         async with contextlib.aclosing(client.stream_message(message)) as events:
             async for event in events:
                 payload = event.payload
                 if isinstance(payload, t.TaskArtifactUpdateEvent):  # (the most of a turn)
-                    for chunk in said(_unsaid(session, payload.artifact, payload.append)):
-                        await update(session_id, chunk)
+                    parts = _unsaid(session, payload.artifact, payload.append)
+                    for index, part in enumerate(parts):  # (as `said`, without its list)
+                        await update(
+                            session_id, s.AgentMessageChunk(content=part_block(part, index))
+                        )
                 elif isinstance(payload, t.Message):  # a direct answer: no task
                     await self._say(session_id, payload.parts)
                     return s.PromptResponse(stop_reason="end_turn")
