@@ -244,11 +244,11 @@ async def test_message_chunks_queued_together_go_out_as_one_artifact_update() ->
     member: Member[_Turn] = Member(0, Launch(["true"], s.ClientCapabilities()))
     turn = _Turn("task", "ctx", "sess", 4 * _CHUNKS_BYTES, member)
     for word in ("a ", "b ", "c"):
-        assert await turn.put(turn.chunk(t.Part(text=word)), len(word))
+        assert turn.put_chunk(t.Part(text=word), len(word))
     assert await turn.put(turn.status(t.TaskState.TASK_STATE_WORKING, [t.Part(text="x")]), 1)
     big = "y" * _CHUNKS_BYTES  # (past the bound: an update of its own)
     for word in ("d", big):
-        assert await turn.put(turn.chunk(t.Part(text=word)), len(word))
+        assert turn.put_chunk(t.Part(text=word), len(word))
     got = [await turn.get() for _ in range(4)]
     first, status, third, fourth = got
     assert isinstance(first, t.TaskArtifactUpdateEvent)

@@ -50,7 +50,7 @@ import logging
 import os
 import re
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -113,6 +113,15 @@ class _End:
     error: BaseException | None
 
 
+class _Chunks:
+    """Message chunks queued one after another: one artifact update once taken."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, part: t.Part) -> None:
+        self.parts = [part]
+
+
 _Item = Event | _Ask | _End
 
 
@@ -127,9 +136,11 @@ class _Turn:
         self.session_id = session_id
         self.limit = limit
         self.member = member  # (the process that runs its session)
-        self._items: deque[tuple[_Item, int]] = deque()
+        self._items: deque[tuple[_Item | _Chunks, int]] = deque()
         self._size = 0
-        self._more = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+        self._wanted: asyncio.Future[None] | None = None  # what `get` waits on, if it waits
+        self._waking = False
         self._room = asyncio.Event()
         self.artifact_id: str | None = None
         self.question: _Ask | None = None
@@ -137,18 +148,45 @@ class _Turn:
         self.driving = False
         self.given_up = False
         self.ended = asyncio.Event()
-        self.prompt: asyncio.Task[s.PromptResponse] | None = None
+        self.prompt: asyncio.Task[None] | None = None
 
-    async def put(self, item: Event, size: int) -> bool:
-        """Queue an event; waits while the queue holds `limit` bytes (one item always fits)
-        and `execute` drains it. False when it is full and nobody drains it (the task
-        waits for input): the agent's process is not held up for one turn."""
-        while self._items and self._size + size > self.limit:
+    def fits(self, size: int) -> bool:
+        """Whether `size` more bytes may be queued now (one item always fits)."""
+        return not self._items or self._size + size <= self.limit
+
+    async def room(self, size: int) -> bool:
+        """Wait while the queue holds `limit` bytes and `execute` drains it; False when it
+        is full and nobody drains it (the task waits for input): the agent's process is
+        not held up for one turn."""
+        while not self.fits(size):
             if not self.driving:
                 return False
             self._room.clear()
             await self._room.wait()
+        return True
+
+    async def put(self, item: Event, size: int) -> bool:
+        """Queue an event (`room` first)."""
+        if not (self.fits(size) or await self.room(size)):
+            return False
         self._push(item, size)
+        return True
+
+    def put_chunk(self, part: t.Part, size: int) -> bool:
+        """Queue an `agent_message_chunk`'s part if it fits now (else False: `room`
+        first): with the chunks queued right before it (up to `_CHUNKS_BYTES` of them),
+        one artifact update to publish, store and stream, not one each."""
+        items = self._items
+        if items:
+            if self._size + size > self.limit:
+                return False
+            last, queued = items[-1]
+            if type(last) is _Chunks and queued + size <= _CHUNKS_BYTES:
+                last.parts.append(part)
+                items[-1] = (last, queued + size)
+                self._size += size
+                return True
+        self._push(_Chunks(part), size)
         return True
 
     def give_up(self, reason: str) -> None:
@@ -169,47 +207,48 @@ class _Turn:
     def put_now(self, item: _Ask | _End) -> None:
         self._push(item, 0)
 
-    def _push(self, item: _Item, size: int) -> None:
+    def _push(self, item: _Item | _Chunks, size: int) -> None:
         self._items.append((item, size))
         self._size += size
-        self._more.set()
+        if self._wanted is not None and not self._waking:
+            # Next time round the loop: what else the agent sent in the same read (the
+            # prompt's answer too, which its task queues then) is taken with it.
+            self._waking = True
+            self._loop.call_soon(self._wake)
+
+    def _wake(self) -> None:
+        wanted = self._wanted
+        if wanted is not None and not wanted.done():
+            wanted.set_result(None)
 
     async def get(self) -> _Item:
-        """The next item; message chunks queued one after another as one artifact
-        update with all their parts (up to `_CHUNKS_BYTES` of them): one event to
-        publish, store and stream, not one each."""
+        """The next item (chunks as one artifact update of their parts)."""
         items = self._items
         while not items:
-            self._more.clear()
-            await self._more.wait()
+            self._wanted = self._loop.create_future()
+            try:
+                await self._wanted
+            finally:
+                self._wanted = None
+                self._waking = False
         item, size = items.popleft()
         self._size -= size
         self._room.set()
-        if not (items and type(item) is t.TaskArtifactUpdateEvent):
-            return item
-        parts = None
-        while items and type(items[0][0]) is t.TaskArtifactUpdateEvent:
-            if size + items[0][1] > _CHUNKS_BYTES:
-                break
-            more, more_size = items.popleft()
-            assert isinstance(more, t.TaskArtifactUpdateEvent)
-            self._size -= more_size
-            size += more_size
-            if parts is None:
-                parts = list(item.artifact.parts)
-            parts += more.artifact.parts
-        if parts is None:
-            return item
-        artifact = msgspec.structs.replace(item.artifact, parts=parts)
-        return msgspec.structs.replace(item, artifact=artifact)
+        if type(item) is _Chunks:
+            return self.chunk(item.parts)
+        return item  # type: ignore[return-value]
 
-    def prompt_done(self, prompt: asyncio.Task[s.PromptResponse]) -> None:
-        if prompt.cancelled():
+    async def run(self, prompt: Awaitable[s.PromptResponse]) -> None:
+        """The prompt's task: its answer (or what it failed with) queued as the end."""
+        try:
+            response = await prompt
+        except asyncio.CancelledError:
             self.put_now(_End(None, ConnectionClosed("the turn was stopped")))
-        elif (error := prompt.exception()) is not None:
+            raise
+        except Exception as error:
             self.put_now(_End(None, error))
         else:
-            self.put_now(_End(prompt.result(), None))
+            self.put_now(_End(response, None))
 
     def status(
         self,
@@ -233,15 +272,15 @@ class _Turn:
             metadata=metadata,
         )
 
-    def chunk(self, part: t.Part) -> t.TaskArtifactUpdateEvent:
-        """An `agent_message_chunk` as the next piece of the turn's one artifact."""
+    def chunk(self, parts: list[t.Part]) -> t.TaskArtifactUpdateEvent:
+        """`agent_message_chunk`s as the next piece of the turn's one artifact."""
         append = self.artifact_id is not None
         if self.artifact_id is None:
             self.artifact_id = new_id()
         return t.TaskArtifactUpdateEvent(
             task_id=self.task_id,
             context_id=self.context_id,
-            artifact=t.Artifact(artifact_id=self.artifact_id, name="response", parts=[part]),
+            artifact=t.Artifact(artifact_id=self.artifact_id, name="response", parts=parts),
             append=append,
         )
 
@@ -260,8 +299,8 @@ class _BridgeClient(acp.Client):
             raise InvalidParams(data={"detail": f"no session {session_id!r} of this bridge"})
         return local
 
-    async def session_update(self, params: s.SessionNotification) -> None:
-        await self.bridge._on_update(params, self.member)
+    def session_update(self, params: s.SessionNotification) -> Coroutine[object, object, None]:
+        return self.bridge._on_update(params, self.member)  # (a coroutine less: the hot path)
 
     async def request_permission(
         self, params: s.RequestPermissionRequest
@@ -450,18 +489,26 @@ class AcpBridge(AgentExecutor):
             self._announce(update.available_commands)
             return
         turn = member.turns.get(notification.session_id)
-        if turn is None or turn.given_up or isinstance(update, s.UserMessageChunk):
-            return  # (between turns, or a replay: no task to tell)
+        if turn is None or turn.given_up:
+            return  # (between turns: no task to tell)
         if isinstance(update, s.AgentMessageChunk):
-            part = content_part(update.content)
-            size = len(part.text) if isinstance(part.text, str) else len(acp.encode(update))
-            event: Event = turn.chunk(part)
+            content = update.content
+            if isinstance(content, s.TextContent):  # (the most of a turn: no call more)
+                part, size = t.Part(text=content.text), len(content.text)
+            else:
+                part = content_part(content)
+                size = len(part.text) if isinstance(part.text, str) else len(acp.encode(update))
+            if turn.put_chunk(part, size) or (await turn.room(size) and turn.put_chunk(part, size)):
+                return
+        elif isinstance(update, s.UserMessageChunk):
+            return  # (a replay)
         else:
             raw = acp.encode(update)
             part = t.Part(data=msgspec.json.decode(raw), media_type="application/json")
-            event, size = turn.status(t.TaskState.TASK_STATE_WORKING, [part]), len(raw)
-        if not await turn.put(event, size):
-            self._give_up(turn)
+            event = turn.status(t.TaskState.TASK_STATE_WORKING, [part])
+            if await turn.put(event, len(raw)):
+                return
+        self._give_up(turn)
 
     def _give_up(self, turn: _Turn) -> None:
         """The agent sent more than the turn's queue holds while its task waits for input:
@@ -517,8 +564,10 @@ class AcpBridge(AgentExecutor):
             await updater.working()
             try:
                 member, agent = await self.pool.place(context.context_id)
-                async with asyncio.timeout(self.start_timeout):  # (an agent may never answer)
-                    session_id, note = await self._session(member, agent, context.context_id)
+                session_id, note = member.sessions.get(context.context_id), ""
+                if session_id is None:  # (opened here: an agent may never answer)
+                    async with asyncio.timeout(self.start_timeout):
+                        session_id, note = await self._session(member, agent, context.context_id)
             except TimeoutError:
                 await updater.failed(f"the agent did not open a session in {self.start_timeout} s")
                 del self._busy[context.context_id]
@@ -532,8 +581,7 @@ class AcpBridge(AgentExecutor):
             turn = _Turn(context.task_id, context.context_id, session_id, self.queue_bytes, member)
             self._turns[turn.task_id] = turn
             member.turns[session_id] = turn
-            turn.prompt = asyncio.create_task(agent.prompt(session_id, blocks))
-            turn.prompt.add_done_callback(turn.prompt_done)
+            turn.prompt = asyncio.create_task(turn.run(agent.prompt(session_id, blocks)))
         except BaseException:
             if self._busy.get(context.context_id) == context.task_id:
                 del self._busy[context.context_id]

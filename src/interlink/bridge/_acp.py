@@ -40,7 +40,7 @@ from interlink import acp
 from interlink.a2a import A2AClient, A2AError, new_id
 from interlink.a2a import types as t
 from interlink.acp import schema as s
-from interlink.bridge._content import content_part, prompt_capabilities
+from interlink.bridge._content import content_part, part_block, prompt_capabilities
 from interlink.bridge._history import replay, said, session_infos, thoughts
 from interlink.jsonrpc import InvalidParams, RpcError
 
@@ -234,19 +234,24 @@ class A2AAgentBridge(acp.Agent):
         client = self._client()
         if client.card.capabilities.streaming is not True:
             return await self._blocking_turn(session_id, session, message)
+        update = self.client.session_update
         # (closed here, not when collected: once the task ended it is read to its end,
         # and its connection serves the next turn)
         async with contextlib.aclosing(client.stream_message(message)) as events:
             async for event in events:
                 payload = event.payload
-                if isinstance(payload, t.Message):  # a direct answer: no task
+                if isinstance(payload, t.TaskArtifactUpdateEvent):  # (the most of a turn)
+                    parts = _unsaid(session, payload.artifact, payload.append)
+                    for index, part in enumerate(parts):  # (as `said`, without its list)
+                        await update(
+                            session_id, s.AgentMessageChunk(content=part_block(part, index))
+                        )
+                elif isinstance(payload, t.Message):  # a direct answer: no task
                     await self._say(session_id, payload.parts)
                     return s.PromptResponse(stop_reason="end_turn")
-                if isinstance(payload, t.Task):  # (the snapshot: its status is not news)
+                elif isinstance(payload, t.Task):  # (the snapshot: its status is not news)
                     if payload.id != session.task_id:
                         session.task_id, session.said = payload.id, {}
-                elif isinstance(payload, t.TaskArtifactUpdateEvent):
-                    await self._say_artifact(session_id, session, payload.artifact, payload.append)
                 elif isinstance(payload, t.TaskStatusUpdateEvent):
                     stop = await self._status(session_id, session, payload.status, payload.metadata)
                     if stop is not None:
@@ -263,23 +268,9 @@ class A2AAgentBridge(acp.Agent):
         if result.id != session.task_id:
             session.task_id, session.said = result.id, {}
         for artifact in result.artifacts:  # (what was not said before the question)
-            await self._say_artifact(session_id, session, artifact, append=False)
+            await self._say(session_id, _unsaid(session, artifact, append=False))
         stop = await self._status(session_id, session, result.status, result.metadata)
         return s.PromptResponse(stop_reason=stop or "end_turn")
-
-    async def _say_artifact(
-        self, session_id: str, session: _Session, artifact: t.Artifact, append: bool
-    ) -> None:
-        """An artifact's parts not said yet (a snapshot repeats what its chunks said)."""
-        said = session.said.get(artifact.artifact_id, 0)
-        if append:
-            parts = artifact.parts
-            said += len(parts)
-        else:
-            parts = artifact.parts[said:]
-            said = max(said, len(artifact.parts))
-        session.said[artifact.artifact_id] = said
-        await self._say(session_id, parts)
 
     async def _say(self, session_id: str, parts: list[t.Part]) -> None:
         for update in said(parts):
@@ -350,6 +341,20 @@ class A2AAgentBridge(acp.Agent):
                 parts=[t.Part(data={"optionId": outcome.option_id})],
             )
         return None
+
+
+def _unsaid(session: _Session, artifact: t.Artifact, append: bool) -> list[t.Part]:
+    """An artifact's parts not said yet (a snapshot repeats what its chunks said); now
+    counted as said."""
+    said = session.said.get(artifact.artifact_id, 0)
+    if append:
+        parts = artifact.parts
+        said += len(parts)
+    else:
+        parts = artifact.parts[said:]
+        said = max(said, len(artifact.parts))
+    session.said[artifact.artifact_id] = said
+    return parts
 
 
 def _cursor(skip: int) -> str:
