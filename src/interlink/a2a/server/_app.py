@@ -21,7 +21,7 @@ from interlink.a2a._types import AgentCard, AgentInterface, SecurityRequirement,
 from interlink.a2a.server._auth import Authenticator
 from interlink.a2a.server._executor import AgentExecutor
 from interlink.a2a.server._handler import A2AServer, Authorize, owner_only
-from interlink.a2a.server._http import DEFAULT_BINDINGS, A2AApp
+from interlink.a2a.server._http import DEFAULT_BINDINGS, DEFAULT_MAX_BODY, A2AApp
 from interlink.a2a.server._push import PushDelivery
 from interlink.a2a.stores._base import TaskStore
 
@@ -152,7 +152,7 @@ def create_app(
     rpc_path: str = "/",
     bindings: Sequence[str] = DEFAULT_BINDINGS,
     grpc_url: str | None = None,
-    max_body: int = 16 * 1024 * 1024,
+    max_body: int = DEFAULT_MAX_BODY,
     keepalive: float = 15.0,
     signing_key: SigningKey | str | os.PathLike[str] | bytes | None = None,
     **options: Unpack[ServerOptions],
