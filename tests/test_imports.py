@@ -67,7 +67,7 @@ LAYERS = {
     "jsonrpc": set(),
     "aio": {"jsonrpc"},
     "acp": {"jsonrpc", "aio"},
-    "a2a": {"jsonrpc", "aio"},
+    "a2a": {"jsonrpc"},  # (HTTP and gRPC need no stream connection)
     "bridge": {"jsonrpc", "aio", "acp", "a2a"},
     "check": {"jsonrpc", "aio", "acp", "a2a"},
     "cli": {"jsonrpc", "aio", "acp", "a2a", "bridge", "check"},

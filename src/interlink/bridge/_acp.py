@@ -37,7 +37,7 @@ from typing import cast, get_args
 import msgspec
 
 from interlink import acp
-from interlink.a2a import A2AClient, A2AError, new_id
+from interlink.a2a import INTERRUPTED_STATES, A2AClient, A2AError, new_id
 from interlink.a2a import types as t
 from interlink.acp import schema as s
 from interlink.bridge._content import content_part, part_block, prompt_capabilities
@@ -50,7 +50,6 @@ logger = logging.getLogger("interlink.bridge")
 
 S = t.TaskState
 _STOP_REASONS = frozenset(get_args(s.StopReason))
-_WAITING = frozenset({S.TASK_STATE_INPUT_REQUIRED, S.TASK_STATE_AUTH_REQUIRED})
 _ENDS: dict[t.TaskState, s.StopReason] = {
     S.TASK_STATE_COMPLETED: "end_turn",
     S.TASK_STATE_FAILED: "end_turn",
@@ -196,7 +195,7 @@ class A2AAgentBridge(acp.Agent):
             newest = tasks[-1]
             session.task_id = newest.id
             session.said = {a.artifact_id: len(a.parts) for a in newest.artifacts}
-            session.waiting = newest.status.state in _WAITING
+            session.waiting = newest.status.state in INTERRUPTED_STATES
         self.sessions[context_id] = session
         return s.LoadSessionResponse()
 
@@ -286,7 +285,7 @@ class A2AAgentBridge(acp.Agent):
         """Tell the editor of a status; the stop reason, when it ends the turn."""
         state = status.state
         parts = status.message.parts if status.message is not None else []
-        if state in _WAITING:
+        if state in INTERRUPTED_STATES:
             answer = await self._ask(session_id, session, parts)
             if isinstance(answer, t.Message):
                 raise _Answer(answer)

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, TypeVar, cast
 
 import httpx
 
+from interlink.a2a import INTERRUPTED_STATES as INTERRUPTED
+from interlink.a2a import TERMINAL_STATES as TERMINAL
 from interlink.check._a2a_bindings import JSONRPC, Binding
 from interlink.check._a2a_wire import (
     A2A_VERSION,
@@ -64,10 +66,6 @@ __all__ = [
 
 T = TypeVar("T")
 SPEC = "A2A 1.0"
-TERMINAL = frozenset(
-    {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
-)
-INTERRUPTED = frozenset({"TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"})
 CARD_PATH = "/.well-known/agent-card.json"
 
 

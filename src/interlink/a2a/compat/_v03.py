@@ -40,6 +40,7 @@ from msgspec import UNSET, UnsetType
 
 from interlink.a2a import _errors, _methods
 from interlink.a2a import _types as t
+from interlink.a2a._lifecycle import INTERRUPTED, TERMINAL
 from interlink.a2a.compat import _v03_types as v
 from interlink.jsonrpc import ErrorObject
 
@@ -133,16 +134,7 @@ _STATES: Final = {
 }
 _STATES_BACK: Final = {old: new for new, old in _STATES.items()}
 #: The states after which a 1.0 stream ends: 0.3 marks their event `final`.
-FINAL_STATES: Final = frozenset(
-    {
-        t.TaskState.TASK_STATE_COMPLETED,
-        t.TaskState.TASK_STATE_FAILED,
-        t.TaskState.TASK_STATE_CANCELED,
-        t.TaskState.TASK_STATE_REJECTED,
-        t.TaskState.TASK_STATE_INPUT_REQUIRED,
-        t.TaskState.TASK_STATE_AUTH_REQUIRED,
-    }
-)
+FINAL_STATES: Final = TERMINAL | INTERRUPTED
 _ROLES: Final = {t.Role.ROLE_USER: v.Role.USER, t.Role.ROLE_AGENT: v.Role.AGENT}
 _ROLES_BACK: Final = {old: new for new, old in _ROLES.items()}
 

@@ -11,7 +11,7 @@ import logging
 import os
 import warnings
 from collections.abc import Sequence
-from typing import TypedDict
+from typing import TypedDict, Unpack
 
 import msgspec
 
@@ -21,7 +21,7 @@ from interlink.a2a._types import AgentCard, AgentInterface, SecurityRequirement,
 from interlink.a2a.server._auth import Authenticator
 from interlink.a2a.server._executor import AgentExecutor
 from interlink.a2a.server._handler import A2AServer, Authorize, owner_only
-from interlink.a2a.server._http import DEFAULT_BINDINGS, A2AApp
+from interlink.a2a.server._http import DEFAULT_BINDINGS, DEFAULT_MAX_BODY, A2AApp
 from interlink.a2a.server._push import PushDelivery
 from interlink.a2a.stores._base import TaskStore
 
@@ -149,22 +149,13 @@ def create_app(
     executor: AgentExecutor,
     card: AgentCard,
     *,
-    store: TaskStore | str | None = None,
-    extended_card: AgentCard | None = None,
-    authorize: Authorize = owner_only,
     rpc_path: str = "/",
     bindings: Sequence[str] = DEFAULT_BINDINGS,
     grpc_url: str | None = None,
-    max_body: int = 16 * 1024 * 1024,
+    max_body: int = DEFAULT_MAX_BODY,
     keepalive: float = 15.0,
-    stream_queue_limit: int = 1024,
-    stream_queue_bytes: int = 4 * 1024 * 1024,
-    auth: Sequence[Authenticator] = (),
-    push_allow: Sequence[str] = (),
-    lease_ttl: float = 10.0,
-    retention: float | None = None,
-    expose_errors: bool = False,
     signing_key: SigningKey | str | os.PathLike[str] | bytes | None = None,
+    **options: Unpack[ServerOptions],
 ) -> A2AApp:
     """The ASGI app serving `executor`: JSON-RPC at `rpc_path` and HTTP+JSON (§11: its
     routes, `/message:send` ...) with SSE streams, the agent card at
@@ -175,6 +166,9 @@ def create_app(
     (`"JSONRPC"`, `"HTTP+JSON"`, and `"GRPC"`, which another server serves: give its
     `grpc_url`; a `grpc_url` alone lists it last). The card lists an interface for
     each (§8.3.1), made from each request unless the card lists its own.
+
+    The other options make the `A2AServer` (`ServerOptions`, their defaults those of
+    `build_server`: `store`, `extended_card`, `authorize`, ...).
 
     `auth`: authenticators for the card's security schemes (`ApiKeyAuth`, `BearerAuth`,
     or your own); when given, a call without valid credentials gets HTTP 401, the card
@@ -203,33 +197,17 @@ def create_app(
 
     `signing_key` (a `SigningKey`, or a PEM private key file or its text: EC, RSA or
     Ed25519) signs the card as served and the extended card (§8.4, `interlink[sign]`)."""
-    server = build_server(
-        executor,
-        card,
-        store=store,
-        extended_card=extended_card,
-        authorize=authorize,
-        stream_queue_limit=stream_queue_limit,
-        stream_queue_bytes=stream_queue_bytes,
-        auth=auth,
-        push_allow=push_allow,
-        lease_ttl=lease_ttl,
-        retention=retention,
-        expose_errors=expose_errors,
-        stacklevel=2,
-    )
+    server = build_server(executor, card, stacklevel=2, **options)
     app = A2AApp(
         server,
         rpc_path=rpc_path,
         max_body=max_body,
         keepalive=keepalive,
-        authenticators=auth,
+        authenticators=options.get("auth", ()),
         bindings=bindings,
         grpc_url=grpc_url,
     )
     if signing_key is not None:
-        from interlink.a2a._card_sign import SigningKey
-
         key = signing_key
         app.sign_cards(key if isinstance(key, SigningKey) else SigningKey.load(key))
     return app

@@ -65,6 +65,7 @@ from interlink.jsonrpc import RpcError, oversize
 
 __all__ = [
     "DEFAULT_BINDINGS",
+    "DEFAULT_MAX_BODY",
     "SUPPORTED_VERSIONS",
     "TENANT_SCOPE_KEY",
     "A2AApp",
@@ -83,6 +84,8 @@ logger = logging.getLogger("interlink.a2a")
 CARD_PATH = "/.well-known/agent-card.json"
 #: the bindings an app serves unless told otherwise, in the card's order of preference
 DEFAULT_BINDINGS = ("JSONRPC", "HTTP+JSON")
+#: the largest request body an app (or a tenant router) reads unless told otherwise
+DEFAULT_MAX_BODY = 16 * 1024 * 1024
 
 _PING = b": keep-alive\n\n"
 #: the most bytes of events a stream hands to the server in one write
@@ -99,7 +102,7 @@ class A2AApp:
         server: A2AServer,
         *,
         rpc_path: str = "/",
-        max_body: int = 16 * 1024 * 1024,
+        max_body: int = DEFAULT_MAX_BODY,
         keepalive: float = 15.0,
         authenticators: Sequence[Authenticator] = (),
         bindings: Sequence[str] = DEFAULT_BINDINGS,

@@ -17,7 +17,7 @@ from typing import cast
 import msgspec
 
 from interlink.a2a.server._asgi import TENANT_SCOPE_KEY, Message, Receive, Scope, Send
-from interlink.a2a.server._http import A2AApp
+from interlink.a2a.server._http import DEFAULT_MAX_BODY, A2AApp
 from interlink.a2a.server.bindings._jsonrpc import error_body
 from interlink.jsonrpc import Invalid, decode, oversize
 
@@ -36,7 +36,7 @@ _tenant_of = msgspec.json.Decoder(_Tenant).decode
 class TenantRouter:
     """ASGI app dispatching to one `A2AApp` per tenant."""
 
-    def __init__(self, tenants: Mapping[str, A2AApp], *, max_body: int = 16 * 1024 * 1024) -> None:
+    def __init__(self, tenants: Mapping[str, A2AApp], *, max_body: int = DEFAULT_MAX_BODY) -> None:
         if not tenants:
             raise ValueError("a tenant router needs at least one tenant")
         self.tenants = dict(tenants)
