@@ -333,8 +333,9 @@ class Run:
 async def drive(
     callers: list[Caller], request: Request, duration: float, max_ops: int, limit: float
 ) -> Run:
-    """`callers` in parallel, each request after the last, until `duration` or `max_ops`;
-    a request gets `limit` seconds."""
+    """`callers` in parallel, each request after the last, until `duration` or `max_ops`
+    (one request at least, however late the first caller starts); a request gets
+    `limit` seconds."""
     run = Run()
     issued = 0
     start = time.perf_counter()
@@ -342,7 +343,7 @@ async def drive(
 
     async def worker(caller: Caller) -> None:
         nonlocal issued
-        while issued < max_ops and time.perf_counter() < deadline:
+        while issued < max_ops and (not issued or time.perf_counter() < deadline):
             issued += 1
             call, check = request(issued)
             sent = time.perf_counter()
