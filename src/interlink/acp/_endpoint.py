@@ -12,7 +12,6 @@ handler. Outgoing calls are typed by the method (`_call(m.PROMPT, params)` retur
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar, TypeVar, cast
 
@@ -146,8 +145,7 @@ def capabilities_tree(root: str, capabilities: object) -> dict[str, object]:
     return {root: _codec.to_builtins(capabilities)}
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Route:
+class Route(msgspec.Struct, frozen=True):
     """How this side serves one method of its table."""
 
     spec: MethodSpec[Any, Any]
@@ -187,7 +185,7 @@ class Endpoint:
         self.unstable = unstable
         profile = PROFILE
         if max_message_size is not None:
-            profile = dataclasses.replace(PROFILE, max_message_size=max_message_size)
+            profile = msgspec.structs.replace(PROFILE, max_message_size=max_message_size)
         self.connection = Connection(reader, writer, profile=profile, codec=CODEC, name=name)
         self.connection.on_unknown_request(self._dispatch_request)
         self.connection.on_unknown_notification(self._dispatch_notification)
