@@ -574,12 +574,32 @@ class Connection:
         reason = "peer closed the connection"
         room = self._out_room
         inbox = self._inbox
+        notifications = self._notifications
         started = 0  # requests started since the reader last let them run
         try:
             while True:
                 data = await self._reader.read(_READ_CHUNK)
+                stepped = 0  # notifications handled here (the peer is told once)
                 for event in peer.receive(data) if data else peer.receive_eof():
                     kind = type(event)
+                    if kind is Decoded and not (inbox or self._inbox_busy or self._unstarted):
+                        # next up, decoded: its handler stepped here, as far as it goes
+                        # without waiting (most go all the way); stepped with `next`, one
+                        # that ends raises no `StopIteration` (which costs more than its step)
+                        method = event.method  # type: ignore[union-attr]
+                        try:
+                            handler = notifications[method].handler
+                            handling = handler(event.params).__await__()  # type: ignore[union-attr]
+                            waits_on = next(handling, _STEPPED)
+                        except Exception as exc:
+                            self._failed(method, exc)
+                            stepped += 1
+                            continue
+                        if waits_on is _STEPPED:
+                            stepped += 1
+                        else:
+                            self._handle_later(method, handling, waits_on)
+                        continue
                     if kind is Notification or kind is Decoded:
                         if not (inbox or self._inbox_busy or self._unstarted):  # next up
                             self._handle_first_step(event)  # type: ignore[arg-type]
@@ -613,6 +633,8 @@ class Connection:
                         if reply.error is not None:
                             self._report_invalid(reply.head, reply.size, reply.error)
                         await self._send(reply.line)
+                if stepped:
+                    peer.handled(stepped)
                 if not data:
                     break
         except (OSError, RuntimeError) as exc:
@@ -671,29 +693,24 @@ class Connection:
         self._inbox_finished = True
         self._wake_writer()
 
-    def _handle_first_step(self, note: _Note) -> None:
-        """In the reader: handle a notification as far as its handler goes without waiting
-        (most go all the way); the inbox worker does the rest, ahead of what follows.
-        A decoded one's handler is stepped as it is, a call less; stepped with `next`,
-        a handler that ends raises no `StopIteration` (which costs more than its step)."""
-        entry = self._notifications.get(note.method)
-        handling: Generator[object, object, object]
-        try:
-            if entry is None or type(note) is not Decoded:
-                handling = self._handle(note).__await__()
-            else:
-                handling = entry.handler(note.params).__await__()
-            waits_on = next(handling, _STEPPED)
-        except Exception as exc:
-            self._failed(note.method, exc)
-            self._peer.handled()
-            return
+    def _handle_first_step(self, note: Notification[msgspec.Raw]) -> None:
+        """In the reader: handle a notification (not decoded with its envelope) as far as
+        its handler goes without waiting, as the reader does a decoded one."""
+        handling = self._handle(note).__await__()  # (`_handle` raises nothing)
+        waits_on = next(handling, _STEPPED)
         if waits_on is _STEPPED:
             self._peer.handled()
         else:
-            self._inbox.append(self._handle_rest(note.method, _resume(handling, waits_on)))
-            self._inbox_sizes.append(0)
-            self._inbox_ready.set()
+            self._handle_later(note.method, handling, waits_on)
+
+    def _handle_later(
+        self, method: str, handling: Generator[object, object, object], waits_on: object
+    ) -> None:
+        """The rest of a notification's handler, which waits on `waits_on`, goes to the
+        inbox worker, ahead of what follows."""
+        self._inbox.append(self._handle_rest(method, _resume(handling, waits_on)))
+        self._inbox_sizes.append(0)
+        self._inbox_ready.set()
 
     async def _handle(self, note: _Note) -> None:
         try:
