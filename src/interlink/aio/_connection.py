@@ -245,6 +245,10 @@ class Connection:
         self._undrained = 0
         #: a `_flush` is scheduled (the lines queued while the writer is idle go then)
         self._flushing = False
+        #: ... and the lines queued meanwhile may simply gather for it, as long as they fit:
+        #: the writer is parked, nothing is undrained, no sender waits, not closing
+        #: (cleared as soon as any of that may no longer hold)
+        self._gathering = False
         self._flush_context = contextvars.Context()
 
     # -- registration -----------------------------------------------------------------
@@ -397,6 +401,15 @@ class Connection:
         """`notify_raw` without a coroutine of its own: None when the notification is
         queued already, else what to await until it is (raises `ConnectionClosed`)."""
         line = self._peer.notification(method, params)
+        if self._gathering:  # (the hot path of an agent's updates: `_queue_now`'s case)
+            outq = self._outq
+            out_bytes = self._out_bytes + len(line)
+            if out_bytes <= self._max_outgoing_bytes and len(outq) < self._max_outgoing:
+                outq.append(line)
+                self._out_bytes = out_bytes
+                if out_bytes >= self._max_outgoing_bytes or len(outq) >= self._max_outgoing:
+                    self._out_room.clear()
+                return None
         if self._queue_now(line):
             return None
         return self._send(line)  # waits for room, or raises ConnectionClosed
@@ -445,6 +458,7 @@ class Connection:
                 return
             if not self._flushing:
                 self._flushing = True
+                self._gathering = True
                 self._loop.call_soon(self._flush, context=self._flush_context)
         elif len(outq) == 1:  # (the writer waits only on an empty queue)
             self._out_ready.set()
@@ -452,7 +466,7 @@ class Connection:
             self._out_room.clear()
 
     def _flush(self) -> None:
-        self._flushing = False
+        self._flushing = self._gathering = False
         if not self._outq:
             return
         if self._parked and not self._undrained and not self._senders:
@@ -463,6 +477,7 @@ class Connection:
     def _write_idle(self) -> None:
         """Hand what is queued to the transport while the writer is idle (`_out_bytes`
         counts only these then)."""
+        self._gathering = False
         outq = self._outq
         data = outq[0] if len(outq) == 1 else b"".join(outq)
         outq.clear()
@@ -491,6 +506,7 @@ class Connection:
             return
         room: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         waiter = (room, line)
+        self._gathering = False
         self._senders.append(waiter)
         try:
             queued = await room
@@ -534,7 +550,7 @@ class Connection:
                     self._out_ready.clear()
                     self._parked = True
                     await self._out_ready.wait()
-                    self._parked = False
+                    self._parked = self._gathering = False
                     continue
                 lines = list(outq)
                 outq.clear()
@@ -557,7 +573,7 @@ class Connection:
         except (OSError, RuntimeError) as exc:
             self._transport_lost(f"write failed: {exc!r}")
         finally:
-            self._writing = False
+            self._writing = self._gathering = False
             self._closing = True
             self._let_senders_in()
             self._out_room.set()
@@ -867,6 +883,7 @@ class Connection:
 
     def _shut_down(self, reason: str) -> None:
         """Stop everything but the writer, which flushes what is queued and closes."""
+        self._gathering = False
         if not self._closing:
             self._closing = True
             self._close_reason = reason
