@@ -232,18 +232,22 @@ class Endpoint:
         found = self._handlers._registered.get(spec.name)
         return found if found is not None else getattr(self._handlers, spec.handler, None)
 
-    async def _dispatch_request(self, method: str, raw: msgspec.Raw | msgspec.UnsetType) -> object:
+    def _dispatch_request(
+        self, method: str, raw: msgspec.Raw | msgspec.UnsetType
+    ) -> Awaitable[object]:  # (no coroutine of its own, nor has `_serve`: the hot path)
         route = self._routes.get(method)
         if route is None:
-            return await self._unknown_request(method, raw)
-        return await self._serve(route, raw)
+            return self._unknown_request(method, raw)
+        return self._serve(route, raw)
 
     async def _unknown_request(self, method: str, raw: msgspec.Raw | msgspec.UnsetType) -> object:
         if method.startswith("_"):
             return await self._handlers.ext_method(method, self._ext_params(raw))
         raise RpcError.method_not_found(method)
 
-    async def _serve(self, route: Route, raw: msgspec.Raw | msgspec.UnsetType) -> object:
+    def _serve(self, route: Route, raw: msgspec.Raw | msgspec.UnsetType) -> Awaitable[object]:
+        """What serving a request of `route` comes to: its handler's awaitable, or its
+        rule's; a refusal (gate, params, no handler, no session) raises here."""
         spec = route.spec
         if not gate_open(spec.gate, self._own_caps):
             raise RpcError.method_not_found(spec.name)
@@ -253,8 +257,8 @@ class Endpoint:
             raise RpcError.method_not_found(spec.name)
         session = self._session(params) if spec.session_scoped else None
         if route.rule is None:
-            return await handler(params)
-        return await route.rule(handler, params, session)
+            return handler(params)
+        return route.rule(handler, params, session)
 
     def _session(self, params: object) -> object:  # (the agent's: -32002 for none)
         raise NotImplementedError
