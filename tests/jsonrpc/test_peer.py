@@ -233,6 +233,22 @@ def test_an_answer_waits_behind_the_notifications_before_it() -> None:
     )
 
 
+def test_handled_at_once_counts_as_one_at_a_time() -> None:
+    peer: Server = Peer(PROFILE)
+    first, _ = peer.request("a", None, "first")
+    second, _ = peer.request("b", None, "second")
+    note = b'{"jsonrpc":"2.0","method":"update"}\n'
+    events = peer.receive(note + note + b'{"jsonrpc":"2.0","id":%d,"result":1}\n' % first)
+    assert [type(e) for e in events] == [Notification, Notification, Queued]
+    peer.handled(2)  # the notifications, told once
+    assert type(only(peer.receive(note))) is Notification  # (the queued answer still counts)
+    peer.handled(2)  # that notification and the queued answer
+    assert (
+        type(only(peer.receive(b'{"jsonrpc":"2.0","id":%d,"result":2}\n' % second)))
+        is SuccessResponse
+    )
+
+
 def test_a_direct_request_skips_the_queue() -> None:
     peer: Server = Peer(PROFILE)
     id, _ = peer.request("a", None, "w", direct=True)

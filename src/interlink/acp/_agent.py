@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import msgspec
@@ -83,8 +82,7 @@ class Agent(Handlers, AgentMethods):
         """Called on `session/cancel` (the running prompt is cancelled for you)."""
 
 
-@dataclass
-class _Session:
+class _Session(msgspec.Struct):
     modes: set[str] | None = None
     config: dict[str, object] | None = None  # None: never announced
     prompt: asyncio.Task[object] | None = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
@@ -26,6 +26,7 @@ from interlink.acp._endpoint import (
     Endpoint,
     Handler,
     ProtocolVersionError,
+    Route,
     capabilities_tree,
     elicitation_mode_open,
     nothing,
@@ -76,6 +77,8 @@ class ClientSideConnection(Endpoint):
         max_message_size: int | None = None,
         unstable: bool = False,
     ) -> None:
+        #: the transcripts collecting each session's updates (`prompt_transcript`)
+        self._transcripts: dict[str, list[Transcript]] = {}
         super().__init__(
             client,
             reader,
@@ -89,7 +92,6 @@ class ClientSideConnection(Endpoint):
         self._initializing = False
         self._permissions: dict[str, set[asyncio.Task[Any]]] = {}
         self._cancelled: set[asyncio.Task[Any]] = set()
-        self._transcripts: dict[str, list[Transcript]] = {}
 
     # -- calls to the agent --------------------------------------------------------------
 
@@ -282,10 +284,18 @@ class ClientSideConnection(Endpoint):
             if not pending and self._permissions.get(params.session_id) is pending:
                 del self._permissions[params.session_id]  # (ever new ids must not add up)
 
-    def _on_session_update(
-        self, handler: Handler | None, params: s.SessionNotification, _: None
-    ) -> Awaitable[None]:  # (no coroutine of its own: the hot path)
-        if self._transcripts:  # (the hot path: none)
-            for transcript in self._transcripts.get(params.session_id, ()):
-                transcript.add(params.update)
-        return nothing() if handler is None else handler(params)
+    def _notifier(self, route: Route) -> Callable[[Any], Awaitable[None]]:
+        if route.spec.handler != "session_update":
+            return super()._notifier(route)
+        # `session/update`, the hot path of every client: the transcripts, the handler's
+        # lookup (as `_handler`) and its call in one call, with no coroutine of its own
+        handlers, name, transcripts = self._handlers, route.spec.name, self._transcripts
+
+        def session_update(params: s.SessionNotification) -> Awaitable[None]:
+            if transcripts:  # (the hot path: none)
+                for transcript in transcripts.get(params.session_id, ()):
+                    transcript.add(params.update)
+            handler = handlers._registered.get(name) or getattr(handlers, "session_update", None)
+            return nothing() if handler is None else handler(params)
+
+        return session_update

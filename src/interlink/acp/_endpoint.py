@@ -12,7 +12,6 @@ handler. Outgoing calls are typed by the method (`_call(m.PROMPT, params)` retur
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar, TypeVar, cast
 
@@ -146,8 +145,7 @@ def capabilities_tree(root: str, capabilities: object) -> dict[str, object]:
     return {root: _codec.to_builtins(capabilities)}
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Route:
+class Route(msgspec.Struct, frozen=True):
     """How this side serves one method of its table."""
 
     spec: MethodSpec[Any, Any]
@@ -187,7 +185,7 @@ class Endpoint:
         self.unstable = unstable
         profile = PROFILE
         if max_message_size is not None:
-            profile = dataclasses.replace(PROFILE, max_message_size=max_message_size)
+            profile = msgspec.structs.replace(PROFILE, max_message_size=max_message_size)
         self.connection = Connection(reader, writer, profile=profile, codec=CODEC, name=name)
         self.connection.on_unknown_request(self._dispatch_request)
         self.connection.on_unknown_notification(self._dispatch_notification)
@@ -234,18 +232,22 @@ class Endpoint:
         found = self._handlers._registered.get(spec.name)
         return found if found is not None else getattr(self._handlers, spec.handler, None)
 
-    async def _dispatch_request(self, method: str, raw: msgspec.Raw | msgspec.UnsetType) -> object:
+    def _dispatch_request(
+        self, method: str, raw: msgspec.Raw | msgspec.UnsetType
+    ) -> Awaitable[object]:  # (no coroutine of its own, nor has `_serve`: the hot path)
         route = self._routes.get(method)
         if route is None:
-            return await self._unknown_request(method, raw)
-        return await self._serve(route, raw)
+            return self._unknown_request(method, raw)
+        return self._serve(route, raw)
 
     async def _unknown_request(self, method: str, raw: msgspec.Raw | msgspec.UnsetType) -> object:
         if method.startswith("_"):
             return await self._handlers.ext_method(method, self._ext_params(raw))
         raise RpcError.method_not_found(method)
 
-    async def _serve(self, route: Route, raw: msgspec.Raw | msgspec.UnsetType) -> object:
+    def _serve(self, route: Route, raw: msgspec.Raw | msgspec.UnsetType) -> Awaitable[object]:
+        """What serving a request of `route` comes to: its handler's awaitable, or its
+        rule's; a refusal (gate, params, no handler, no session) raises here."""
         spec = route.spec
         if not gate_open(spec.gate, self._own_caps):
             raise RpcError.method_not_found(spec.name)
@@ -255,8 +257,8 @@ class Endpoint:
             raise RpcError.method_not_found(spec.name)
         session = self._session(params) if spec.session_scoped else None
         if route.rule is None:
-            return await handler(params)
-        return await route.rule(handler, params, session)
+            return handler(params)
+        return route.rule(handler, params, session)
 
     def _session(self, params: object) -> object:  # (the agent's: -32002 for none)
         raise NotImplementedError

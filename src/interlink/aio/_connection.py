@@ -245,6 +245,10 @@ class Connection:
         self._undrained = 0
         #: a `_flush` is scheduled (the lines queued while the writer is idle go then)
         self._flushing = False
+        #: ... and the lines queued meanwhile may simply gather for it, as long as they fit:
+        #: the writer is parked, nothing is undrained, no sender waits, not closing
+        #: (cleared as soon as any of that may no longer hold)
+        self._gathering = False
         self._flush_context = contextvars.Context()
 
     # -- registration -----------------------------------------------------------------
@@ -397,6 +401,15 @@ class Connection:
         """`notify_raw` without a coroutine of its own: None when the notification is
         queued already, else what to await until it is (raises `ConnectionClosed`)."""
         line = self._peer.notification(method, params)
+        if self._gathering:  # (the hot path of an agent's updates: `_queue_now`'s case)
+            outq = self._outq
+            out_bytes = self._out_bytes + len(line)
+            if out_bytes <= self._max_outgoing_bytes and len(outq) < self._max_outgoing:
+                outq.append(line)
+                self._out_bytes = out_bytes
+                if out_bytes >= self._max_outgoing_bytes or len(outq) >= self._max_outgoing:
+                    self._out_room.clear()
+                return None
         if self._queue_now(line):
             return None
         return self._send(line)  # waits for room, or raises ConnectionClosed
@@ -445,6 +458,7 @@ class Connection:
                 return
             if not self._flushing:
                 self._flushing = True
+                self._gathering = True
                 self._loop.call_soon(self._flush, context=self._flush_context)
         elif len(outq) == 1:  # (the writer waits only on an empty queue)
             self._out_ready.set()
@@ -452,7 +466,7 @@ class Connection:
             self._out_room.clear()
 
     def _flush(self) -> None:
-        self._flushing = False
+        self._flushing = self._gathering = False
         if not self._outq:
             return
         if self._parked and not self._undrained and not self._senders:
@@ -463,6 +477,7 @@ class Connection:
     def _write_idle(self) -> None:
         """Hand what is queued to the transport while the writer is idle (`_out_bytes`
         counts only these then)."""
+        self._gathering = False
         outq = self._outq
         data = outq[0] if len(outq) == 1 else b"".join(outq)
         outq.clear()
@@ -491,6 +506,7 @@ class Connection:
             return
         room: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         waiter = (room, line)
+        self._gathering = False
         self._senders.append(waiter)
         try:
             queued = await room
@@ -534,7 +550,7 @@ class Connection:
                     self._out_ready.clear()
                     self._parked = True
                     await self._out_ready.wait()
-                    self._parked = False
+                    self._parked = self._gathering = False
                     continue
                 lines = list(outq)
                 outq.clear()
@@ -557,7 +573,7 @@ class Connection:
         except (OSError, RuntimeError) as exc:
             self._transport_lost(f"write failed: {exc!r}")
         finally:
-            self._writing = False
+            self._writing = self._gathering = False
             self._closing = True
             self._let_senders_in()
             self._out_room.set()
@@ -574,12 +590,32 @@ class Connection:
         reason = "peer closed the connection"
         room = self._out_room
         inbox = self._inbox
+        notifications = self._notifications
         started = 0  # requests started since the reader last let them run
         try:
             while True:
                 data = await self._reader.read(_READ_CHUNK)
+                stepped = 0  # notifications handled here (the peer is told once)
                 for event in peer.receive(data) if data else peer.receive_eof():
                     kind = type(event)
+                    if kind is Decoded and not (inbox or self._inbox_busy or self._unstarted):
+                        # next up, decoded: its handler stepped here, as far as it goes
+                        # without waiting (most go all the way); stepped with `next`, one
+                        # that ends raises no `StopIteration` (which costs more than its step)
+                        method = event.method  # type: ignore[union-attr]
+                        try:
+                            handler = notifications[method].handler
+                            handling = handler(event.params).__await__()  # type: ignore[union-attr]
+                            waits_on = next(handling, _STEPPED)
+                        except Exception as exc:
+                            self._failed(method, exc)
+                            stepped += 1
+                            continue
+                        if waits_on is _STEPPED:
+                            stepped += 1
+                        else:
+                            self._handle_later(method, handling, waits_on)
+                        continue
                     if kind is Notification or kind is Decoded:
                         if not (inbox or self._inbox_busy or self._unstarted):  # next up
                             self._handle_first_step(event)  # type: ignore[arg-type]
@@ -613,6 +649,8 @@ class Connection:
                         if reply.error is not None:
                             self._report_invalid(reply.head, reply.size, reply.error)
                         await self._send(reply.line)
+                if stepped:
+                    peer.handled(stepped)
                 if not data:
                     break
         except (OSError, RuntimeError) as exc:
@@ -671,29 +709,24 @@ class Connection:
         self._inbox_finished = True
         self._wake_writer()
 
-    def _handle_first_step(self, note: _Note) -> None:
-        """In the reader: handle a notification as far as its handler goes without waiting
-        (most go all the way); the inbox worker does the rest, ahead of what follows.
-        A decoded one's handler is stepped as it is, a call less; stepped with `next`,
-        a handler that ends raises no `StopIteration` (which costs more than its step)."""
-        entry = self._notifications.get(note.method)
-        handling: Generator[object, object, object]
-        try:
-            if entry is None or type(note) is not Decoded:
-                handling = self._handle(note).__await__()
-            else:
-                handling = entry.handler(note.params).__await__()
-            waits_on = next(handling, _STEPPED)
-        except Exception as exc:
-            self._failed(note.method, exc)
-            self._peer.handled()
-            return
+    def _handle_first_step(self, note: Notification[msgspec.Raw]) -> None:
+        """In the reader: handle a notification (not decoded with its envelope) as far as
+        its handler goes without waiting, as the reader does a decoded one."""
+        handling = self._handle(note).__await__()  # (`_handle` raises nothing)
+        waits_on = next(handling, _STEPPED)
         if waits_on is _STEPPED:
             self._peer.handled()
         else:
-            self._inbox.append(self._handle_rest(note.method, _resume(handling, waits_on)))
-            self._inbox_sizes.append(0)
-            self._inbox_ready.set()
+            self._handle_later(note.method, handling, waits_on)
+
+    def _handle_later(
+        self, method: str, handling: Generator[object, object, object], waits_on: object
+    ) -> None:
+        """The rest of a notification's handler, which waits on `waits_on`, goes to the
+        inbox worker, ahead of what follows."""
+        self._inbox.append(self._handle_rest(method, _resume(handling, waits_on)))
+        self._inbox_sizes.append(0)
+        self._inbox_ready.set()
 
     async def _handle(self, note: _Note) -> None:
         try:
@@ -850,6 +883,7 @@ class Connection:
 
     def _shut_down(self, reason: str) -> None:
         """Stop everything but the writer, which flushes what is queued and closes."""
+        self._gathering = False
         if not self._closing:
             self._closing = True
             self._close_reason = reason

@@ -9,7 +9,6 @@ stays bounded by the limit and the stream goes on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "LineFramer", "Oversize"]
@@ -22,13 +21,27 @@ HEAD_SIZE = 256
 """How much of a skipped line `Oversize.head` keeps."""
 
 
-@dataclass(frozen=True, slots=True)
 class Oversize:
     """A line over the limit was skipped; `size` is its length in bytes, `head` its first
-    `HEAD_SIZE` bytes (enough to tell, often, which request a too-large answer was for)."""
+    `HEAD_SIZE` bytes (enough to tell, often, which request a too-large answer was for).
+    Equal by `size` alone. (A plain class: no `dataclasses` at start-up.)"""
 
-    size: int
-    head: bytes = field(default=b"", compare=False)
+    __slots__ = ("head", "size")
+
+    def __init__(self, size: int, head: bytes = b"") -> None:
+        self.size = size
+        self.head = head
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Oversize:
+            return NotImplemented
+        return other.size == self.size
+
+    def __hash__(self) -> int:
+        return hash(self.size)
+
+    def __repr__(self) -> str:
+        return f"Oversize(size={self.size!r}, head={self.head!r})"
 
 
 class LineFramer:

@@ -395,9 +395,11 @@ class Peer(Generic[W, T]):
         line = encode_line(skipped.response())
         events.append(Reply(line, skipped.error, frame.head, frame.size))
 
-    def handled(self) -> None:
-        """A notification or queued response handed out has been handled."""
-        self._queued -= 1
+    def handled(self, count: int = 1) -> None:
+        """A notification or queued response handed out has been handled (`count` of
+        them: the driver may say so once for those it handled as it went, before it
+        feeds the next bytes)."""
+        self._queued -= count
 
     def resolve(self, response: Response) -> W | None:
         """The waiter of one of our requests that `response` answers, forgotten (None:
