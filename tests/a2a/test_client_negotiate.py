@@ -48,7 +48,7 @@ def with_interfaces(*interfaces: t.AgentInterface) -> t.AgentCard:
     )
 
 
-def _never(config: TransportConfig, http: httpx.AsyncClient | None) -> Transport:
+def _never(config: TransportConfig, http: object) -> Transport:
     raise AssertionError("plan opens nothing")
 
 

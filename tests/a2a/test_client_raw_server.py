@@ -852,32 +852,36 @@ async def test_a_client_that_cannot_be_built_closes_what_it_opened(
 ) -> None:
     """`A2AClient`: "Close it (`aclose()` or `async with`); an httpx client passed in is
     left open" - one it made itself is its own to close, and `connect` already closes it
-    when the card cannot be fetched."""
-    made: list[httpx.AsyncClient] = []
-    real = httpx.AsyncClient
-    body = card_json("http://agent.test/rpc")
+    (its own pool's connection) when the card cannot be used."""
 
-    def card_only(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, content=body)
+    async def card_only(request: Request, conn: Conn) -> None:
+        await conn.respond(200, card_json("/rpc"))
 
-    class Recorded(real):  # type: ignore[valid-type, misc]
-        def __init__(self, **options: Any) -> None:
-            super().__init__(transport=httpx.MockTransport(card_only), **options)
-            made.append(self)
-
-    monkeypatch.setattr(httpx, "AsyncClient", Recorded)
     _card.clear_card_cache()
     try:
-        with pytest.raises(ValueError, match="no API key security scheme"):
-            await A2AClient.connect("http://agent.test/", api_key="k")
+        async with RawServer(card_only) as server:
+            with pytest.raises(ValueError, match="no API key security scheme"):
+                await A2AClient.connect(server.url, api_key="k")
+            await server.gone.get()  # (the pool's connection, closed)
+        made: list[httpx.AsyncClient] = []
+        real = httpx.AsyncClient
+        body = card_json("http://agent.test/rpc")
+
+        def mocked(request: httpx.Request) -> httpx.Response:
+            return httpx.Response(200, content=body)
+
+        class Recorded(real):  # type: ignore[valid-type, misc]
+            def __init__(self, **options: Any) -> None:
+                super().__init__(transport=httpx.MockTransport(mocked), **options)
+                made.append(self)
+
+        monkeypatch.setattr(httpx, "AsyncClient", Recorded)
         resolved = await _card.resolve_card("http://agent.test/")
         with pytest.raises(ValueError, match="no API key security scheme"):
             A2AClient(resolved, api_key="k")
-        assert len(made) == 2  # connect's, resolve_card's own (__init__ refuses first)
-        assert [c.is_closed for c in made] == [True, True]
+        assert len(made) == 1  # resolve_card's own (__init__ refuses first)
+        assert [c.is_closed for c in made] == [True]
     finally:
-        for client in made:
-            await client.aclose()
         _card.clear_card_cache()
 
 

@@ -24,6 +24,8 @@ import msgspec
 
 from interlink.a2a import _codec
 from interlink.a2a._types import AgentCard, AgentInterface
+from interlink.a2a.client._h1 import HttpError
+from interlink.a2a.client._h1pool import Headers, Pool, Response
 
 __all__ = [
     "CARD_PATH",
@@ -168,7 +170,7 @@ def _v03_card(body: bytes) -> AgentCard | None:
     return compat.card_from_v03(old) if old.url else None
 
 
-def _lifetime(headers: httpx.Headers) -> float | None:
+def _lifetime(headers: httpx.Headers | Headers) -> float | None:
     """Seconds the answer stays fresh; `None` = do not store it."""
     control = headers.get("cache-control", "")
     directives = {d.strip().split("=")[0].lower() for d in control.split(",")}
@@ -186,11 +188,12 @@ def _lifetime(headers: httpx.Headers) -> float | None:
 async def fetch_card(
     url: str,
     *,
-    client: httpx.AsyncClient | None = None,
+    client: httpx.AsyncClient | Pool | None = None,
     headers: Mapping[str, str] | None = None,
     version: str | None = None,
 ) -> tuple[AgentCard, str]:
-    """Fetch (or reuse) the agent card at `url`: the card and its URL. With `version`
+    """Fetch (or reuse) the agent card at `url`: the card and its URL (with `client`,
+    an httpx client or the A2A client's own pool; else an httpx client of its own). With `version`
     "0.3" the card is asked for as a 0.3 client asks (no `A2A-Version`) and read in its
     0.3 form, so a server that negotiates its card (ours) shows its 0.3 interfaces."""
     card_url = card_url_of(url)
@@ -221,7 +224,7 @@ def _is_v03(version: str | None) -> bool:
 
 
 async def _fetch(
-    http: httpx.AsyncClient, url: str, extra: Mapping[str, str], v03: bool = False
+    http: httpx.AsyncClient | Pool, url: str, extra: Mapping[str, str], v03: bool = False
 ) -> AgentCard:
     key = (url, v03)
     entry = _CACHE.get(key)
@@ -233,13 +236,18 @@ async def _fetch(
     if entry is not None and entry.etag:
         headers["If-None-Match"] = entry.etag
     try:
-        response = await http.get(url, headers=headers)
-    except httpx.HTTPError as exc:
+        if isinstance(http, Pool):
+            raw = [(name.encode(), value.encode()) for name, value in headers.items()]
+            response: httpx.Response | Response = await http.request("GET", url, raw)
+        else:
+            response = await http.get(url, headers=headers)
+    except (httpx.HTTPError, HttpError) as exc:
         raise CardError(f"could not fetch the agent card at {url}: {exc!r}", url) from exc
     lifetime = _lifetime(response.headers)
     if response.status_code == 304 and entry is not None:
         entry.expires = now + (lifetime or 0.0)
-        entry.etag = response.headers.get("etag", entry.etag)
+        if "etag" in response.headers:
+            entry.etag = response.headers["etag"]
         return entry.card
     if response.status_code != 200:
         raise CardError(
@@ -251,5 +259,6 @@ async def _fetch(
     if lifetime is None:
         _CACHE.pop(key, None)
     else:
-        _CACHE[key] = _Entry(card, response.headers.get("etag"), now + lifetime)
+        etag = response.headers.get("etag", "") or None
+        _CACHE[key] = _Entry(card, etag, now + lifetime)
     return card

@@ -87,7 +87,7 @@ from interlink.a2a._types import (
     TaskState,
     TaskStatusUpdateEvent,
 )
-from interlink.a2a.client._http import http_client
+from interlink.a2a.client._http import HttpClient, http_pool
 from interlink.a2a.client._negotiate import (
     Negotiation,
     NoInterfaceAnswered,
@@ -218,7 +218,7 @@ class A2AClient:
         self,
         card: ResolvedCard | AgentCard,
         *,
-        client: httpx.AsyncClient | None = None,
+        client: HttpClient | None = None,
         extensions: Sequence[str] = (),
         bearer: str | None = None,
         api_key: str | None = None,
@@ -263,7 +263,7 @@ class A2AClient:
             idle_timeout=idle_timeout,
         )
         self._shared = client
-        self._http: httpx.AsyncClient | None = None  # an httpx client `connect` opened
+        self._http: HttpClient | None = None  # the HTTP client `connect` opened
         first = self._steps[0]
         why = "the only choice" if len(self._steps) == 1 else "the first choice (not tried)"
         self._adopt(first, self._open(first), negotiation, why)
@@ -332,7 +332,7 @@ class A2AClient:
         `CardSignatureError`, saying why."""
         own = client is None
         timeout = options.get("timeout", DEFAULT_TIMEOUT)
-        http = client or http_client(timeout, options.get("connect_timeout", DEFAULT_CONNECT))
+        http = client or http_pool(timeout, options.get("connect_timeout", DEFAULT_CONNECT))
         try:
             card, card_url = await fetch_card(
                 url, client=http, headers=card_headers, version=options.get("version")
@@ -353,7 +353,7 @@ class A2AClient:
         card: AgentCard,
         *,
         card_url: str = "",
-        client: httpx.AsyncClient | None = None,
+        client: HttpClient | None = None,
         probe_timeout: float | None = None,
         **options: Unpack[ClientOptions],
     ) -> A2AClient:

@@ -28,7 +28,7 @@ from interlink.a2a._errors import (
     InvalidAgentResponse,
 )
 from interlink.a2a._methods import Method
-from interlink.a2a.client._http import HttpDialect, HttpTransport
+from interlink.a2a.client._http import HttpClient, HttpDialect, HttpTransport, PoolRequest
 from interlink.a2a.client._sse import error_of
 from interlink.a2a.client._transport import (
     JSONRPC,
@@ -93,13 +93,13 @@ DIALECTS: dict[str, Dialect] = {V10.version: V10, V03.version: V03}
 
 
 class JsonRpcTransport(HttpTransport[Dialect]):
-    """The JSON-RPC transport of one interface. An httpx client passed in is left open."""
+    """The JSON-RPC transport of one interface. An HTTP client passed in is left open."""
 
     binding = JSONRPC
     dialects = DIALECTS
     headers = MappingProxyType({"Content-Type": "application/json"})
 
-    def __init__(self, config: TransportConfig, http: httpx.AsyncClient | None = None) -> None:
+    def __init__(self, config: TransportConfig, http: HttpClient | None = None) -> None:
         super().__init__(config, http)
         self._ids = itertools.count(1)
 
@@ -110,7 +110,7 @@ class JsonRpcTransport(HttpTransport[Dialect]):
         headers: Mapping[str, str | bytes] = {},
         *,
         streaming: bool = False,
-    ) -> tuple[int, httpx.Request]:
+    ) -> tuple[int, httpx.Request | PoolRequest]:
         id_ = next(self._ids)
         name = self.dialect.method_name(method)
         head = b'{"jsonrpc":"2.0","id":%d,"method":%s,"params":' % (id_, msgspec.json.encode(name))

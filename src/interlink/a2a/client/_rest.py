@@ -31,7 +31,13 @@ from interlink.a2a import _codec, _routes
 from interlink.a2a._errors import InvalidAgentResponse, error_from_status
 from interlink.a2a._methods import Method
 from interlink.a2a._types import StreamResponse
-from interlink.a2a.client._http import HttpDialect, HttpTransport, RestRequest
+from interlink.a2a.client._http import (
+    HttpClient,
+    HttpDialect,
+    HttpTransport,
+    PoolRequest,
+    RestRequest,
+)
 from interlink.a2a.client._transport import (
     HTTP_JSON,
     StreamEvent,
@@ -142,12 +148,12 @@ DIALECTS: dict[str, RestDialect] = {V10.version: V10, V03_REST.version: V03_REST
 
 
 class RestTransport(HttpTransport[RestDialect]):
-    """The HTTP+JSON transport of one interface. An httpx client passed in is left open."""
+    """The HTTP+JSON transport of one interface. An HTTP client passed in is left open."""
 
     binding = HTTP_JSON
     dialects = DIALECTS
 
-    def __init__(self, config: TransportConfig, http: httpx.AsyncClient | None = None) -> None:
+    def __init__(self, config: TransportConfig, http: HttpClient | None = None) -> None:
         super().__init__(config, http)
         self._base = config.url.rstrip("/")
         self._headers.setdefault("Accept", self.dialect.content_type)
@@ -162,7 +168,7 @@ class RestTransport(HttpTransport[RestDialect]):
         headers: Mapping[str, str | bytes] = {},
         *,
         streaming: bool = False,
-    ) -> httpx.Request:
+    ) -> httpx.Request | PoolRequest:
         rest = self.dialect.request(method, params)
         if rest.body is not None:
             headers = {**headers, "Content-Type": self.dialect.content_type}

@@ -1,4 +1,5 @@
-"""Server-Sent Events for the A2A client: a sans-IO parser and a reader over httpx.
+"""Server-Sent Events for the A2A client: a sans-IO parser and a reader over an HTTP
+answer (httpx's, or the client's own pool's: an `Answer`).
 
 `SSEParser` turns bytes into `SSEEvent`s as the WHATWG EventSource rules say: lines end
 in CR, LF or CRLF (also across chunk boundaries); `:` lines are comments; `data:` lines
@@ -8,7 +9,7 @@ only) set the event's fields; a blank line dispatches an event that has data. At
 given on that very event (`None` when it gave none), so a resumed stream's snapshot,
 which the server sends without an id, is told apart from the replayed events.
 
-`read_events(response)` drives the parser over an httpx response and applies the
+`read_events(response)` drives the parser over the answer's body and applies the
 JSON-RPC rules of the A2A binding: a plain JSON answer instead of a stream (an error
 before the first event) and an `event: error` are raised as the typed `RpcError`.
 """
@@ -16,16 +17,16 @@ before the first event) and an `event: error` are raised as the typed `RpcError`
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Callable
-from typing import Final, NamedTuple
-
-import httpx
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from typing import Final, NamedTuple, Protocol
 
 from interlink.a2a._errors import InvalidAgentResponse
+from interlink.a2a.client._h1pool import Response
 from interlink.jsonrpc import ErrorResponse, Invalid, RpcError, SuccessResponse, decode_message
 
 __all__ = [
     "DEFAULT_MAX_EVENT_SIZE",
+    "Answer",
     "SSEError",
     "SSEEvent",
     "SSEParser",
@@ -35,6 +36,29 @@ __all__ = [
 ]
 
 DEFAULT_MAX_EVENT_SIZE: Final = 64 * 1024 * 1024
+
+
+class _Fields(Protocol):
+    def get(self, key: str, default: str, /) -> str: ...
+
+
+class Answer(Protocol):
+    """What is read of an HTTP answer (`httpx.Response` is one; so is the pool's)."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def headers(self) -> _Fields: ...
+
+    @property
+    def content(self) -> bytes: ...
+
+    async def aread(self) -> bytes: ...
+
+    def aiter_bytes(self) -> AsyncIterator[bytes]: ...
+
+    async def aclose(self) -> None: ...
 
 
 class SSEEvent(NamedTuple):
@@ -193,7 +217,7 @@ def error_of(body: bytes, protocol: str = "a2a") -> RpcError | None:
 
 
 async def read_events(
-    response: httpx.Response,
+    response: Answer,
     *,
     idle_timeout: float | None = None,
     max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
@@ -221,21 +245,30 @@ async def read_events(
         detail = message.error.message if isinstance(message, Invalid) else "not an event stream"
         raise UnexpectedResponse(detail, response.status_code, body)
     sse = parser or SSEParser(max_event_size=max_event_size)
-    chunks = response.aiter_bytes()
-    while True:
-        try:
-            async with asyncio.timeout(idle_timeout):
-                chunk = await anext(chunks)
-        except StopAsyncIteration:
-            break
-        except TimeoutError:
-            raise TimeoutError(f"no event or keep-alive for {idle_timeout} s") from None
+    if isinstance(response, Response):  # (the pool's answer bounds silence itself)
+        chunks = response.chunks(idle_timeout)
+    else:
+        chunks = _timed(response.aiter_bytes(), idle_timeout)
+    async for chunk in chunks:
         for event in sse.feed(chunk):
             _check(event, errors)
             yield event
     for event in sse.close():
         _check(event, errors)
         yield event
+
+
+async def _timed(chunks: AsyncIterator[bytes], idle: float | None) -> AsyncIterator[bytes]:
+    """`chunks`, `TimeoutError` when the next one takes more than `idle` seconds."""
+    while True:
+        try:
+            async with asyncio.timeout(idle):
+                chunk = await anext(chunks)
+        except StopAsyncIteration:
+            return
+        except TimeoutError:
+            raise TimeoutError(f"no event or keep-alive for {idle} s") from None
+        yield chunk
 
 
 def _check(event: SSEEvent, errors: Callable[[bytes], RpcError | None]) -> None:

@@ -49,6 +49,8 @@ from interlink.a2a._types import TaskStatusUpdateEvent as _StatusUpdate
 if TYPE_CHECKING:
     import httpx
 
+    from interlink.a2a.client._h1pool import Pool
+
 __all__ = [
     "JSONRPC",
     "GRPC",
@@ -153,6 +155,7 @@ class Transport(Protocol):
         ...
 
 
-#: how a binding is opened: its config, and the httpx client to share (the HTTP
-#: bindings use it; `None`: the transport opens and closes its own)
-TransportFactory = Callable[[TransportConfig, "httpx.AsyncClient | None"], Transport]
+#: how a binding is opened: its config, and the HTTP client to share (httpx's or the
+#: client's own `Pool`: the HTTP bindings use it; `None`: the transport opens and
+#: closes its own)
+TransportFactory = Callable[[TransportConfig, "httpx.AsyncClient | Pool | None"], Transport]

@@ -1,0 +1,535 @@
+"""The A2A client's own HTTP/1.1 pool (`client._h1pool`) on loopback sockets: reuse,
+a server that closes idle connections (and what is resent then: only safe methods),
+chunked streams, refused oversize answers, timeouts, TLS; then uvicorn (h11 and
+httptools) behind it, and the A2A client on it by default."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import ssl
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+import uvicorn
+
+from interlink.a2a import A2ATransportError, create_app
+from interlink.a2a import types as t
+from interlink.a2a.client._client import A2AClient
+from interlink.a2a.client._h1 import RemoteProtocolError
+from interlink.a2a.client._h1pool import (
+    ConnectError,
+    ConnectTimeout,
+    Pool,
+    ReadTimeout,
+    Response,
+    WriteTimeout,
+)
+from tests.a2a.agents import Scripted, card
+from tests.a2a.conftest import free_socket
+
+pytestmark = [pytest.mark.timeout(20), pytest.mark.any_loop]
+
+OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+
+
+@dataclass
+class Seen:
+    """One request as the server read it, and the connection it came on (0, 1, ...)."""
+
+    conn: int
+    method: str
+    body: bytes
+
+
+Answer = Callable[[Seen, asyncio.StreamWriter], Awaitable[bool]]
+"""Writes the answer; False: close the connection (without answering, or after)."""
+
+
+@dataclass
+class Server:
+    """A keep-alive HTTP/1.1 server on 127.0.0.1 whose `answer` writes the bytes."""
+
+    answer: Answer
+    seen: list[Seen] = field(default_factory=list)
+    closed: asyncio.Queue[int] = field(default_factory=asyncio.Queue)  # by us or the peer
+    url: str = ""
+    connections: int = 0
+    context: ssl.SSLContext | None = None
+    _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        me = asyncio.current_task()
+        assert me is not None
+        self._tasks.add(me)
+        index = self.connections
+        self.connections += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode().split("\r\n")
+                length = 0
+                for line in lines[1:]:
+                    name, _, value = line.partition(":")
+                    if name.lower() == "content-length":
+                        length = int(value)
+                seen = Seen(index, lines[0].split(" ")[0], await reader.readexactly(length))
+                self.seen.append(seen)
+                if not await self.answer(seen, writer):
+                    break
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+            self.closed.put_nowait(index)
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[Server]:
+        server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=self.context)
+        scheme = "https" if self.context else "http"
+        self.url = f"{scheme}://127.0.0.1:{server.sockets[0].getsockname()[1]}/rpc"
+        try:
+            yield self
+        finally:
+            server.close()
+            for task in list(self._tasks):
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+
+
+async def ok(seen: Seen, writer: asyncio.StreamWriter) -> bool:
+    writer.write(OK)
+    return True
+
+
+def get(pool: Pool, url: str, method: str = "GET") -> Awaitable[Response]:
+    return pool.request(method, url, [], b"{}" if method == "POST" else None)
+
+
+async def test_connections_are_kept_alive_and_reused() -> None:
+    async def chunked(seen: Seen, writer: asyncio.StreamWriter) -> bool:
+        if seen.method == "POST":
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"
+            )
+        else:
+            writer.write(OK)
+        return True
+
+    async with Server(chunked).running() as server:
+        pool = Pool(5, 5)
+        try:
+            for method in ("GET", "POST", "GET", "POST"):
+                response = await get(pool, server.url, method)
+                assert (response.status_code, response.content) == (200, b"ok")
+            assert [s.conn for s in server.seen] == [0, 0, 0, 0]
+        finally:
+            await pool.aclose()
+        assert await server.closed.get() == 0  # (closed with the pool)
+
+
+async def test_an_expired_idle_connection_is_not_reused() -> None:
+    async with Server(ok).running() as server:
+        pool = Pool(5, 5, keepalive_expiry=0)
+        try:
+            await get(pool, server.url)
+            await get(pool, server.url)
+            assert [s.conn for s in server.seen] == [0, 1]
+        finally:
+            await pool.aclose()
+
+
+async def test_connection_close_is_honoured() -> None:
+    async def closing(seen: Seen, writer: asyncio.StreamWriter) -> bool:
+        writer.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok")
+        return True
+
+    async with Server(closing).running() as server:
+        pool = Pool(5, 5)
+        try:
+            await get(pool, server.url)
+            await get(pool, server.url, "POST")
+            assert [s.conn for s in server.seen] == [0, 1]
+        finally:
+            await pool.aclose()
+
+
+async def test_a_connection_the_server_closed_while_idle_is_not_used() -> None:
+    """The server answers and then closes (no `Connection: close`): the POST after it
+    goes on a new connection, and nothing fails."""
+
+    async def answer_once(seen: Seen, writer: asyncio.StreamWriter) -> bool:
+        writer.write(OK)
+        return False
+
+    async with Server(answer_once).running() as server:
+        pool = Pool(5, 5)
+        try:
+            await get(pool, server.url)
+            assert await server.closed.get() == 0
+            response = await get(pool, server.url, "POST")
+            assert response.content == b"ok"
+            assert [(s.conn, s.method) for s in server.seen] == [(0, "GET"), (1, "POST")]
+        finally:
+            await pool.aclose()
+
+
+def drop_the_second(seen: list[Seen]) -> Answer:
+    """Answers the first request of a connection; closes at its second, unanswered (as
+    a server closing an idle connection as the request arrives)."""
+
+    async def answer(request: Seen, writer: asyncio.StreamWriter) -> bool:
+        if sum(s.conn == request.conn for s in seen) > 1:
+            return False
+        writer.write(OK)
+        return True
+
+    return answer
+
+
+async def test_a_safe_request_is_resent_when_a_reused_connection_closes_unanswered() -> None:
+    seen: list[Seen] = []
+    async with Server(drop_the_second(seen), seen).running() as server:
+        pool = Pool(5, 5)
+        try:
+            await get(pool, server.url)
+            response = await get(pool, server.url)
+            assert response.content == b"ok"
+            assert [(s.conn, s.method) for s in seen] == [(0, "GET"), (0, "GET"), (1, "GET")]
+        finally:
+            await pool.aclose()
+
+
+async def test_a_post_is_never_resent() -> None:
+    """The server may have acted on it: the caller is told, the POST went once."""
+    seen: list[Seen] = []
+    async with Server(drop_the_second(seen), seen).running() as server:
+        pool = Pool(5, 5)
+        try:
+            await get(pool, server.url)
+            with pytest.raises(RemoteProtocolError, match="without sending a response"):
+                await get(pool, server.url, "POST")
+            assert [(s.conn, s.method) for s in seen] == [(0, "GET"), (0, "POST")]
+            assert (await get(pool, server.url, "POST")).content == b"ok"  # (a new one)
+        finally:
+            await pool.aclose()
+
+
+async def test_a_chunked_stream_comes_as_it_is_sent() -> None:
+    go: asyncio.Queue[bytes] = asyncio.Queue()
+
+    async def stream(seen: Seen, writer: asyncio.StreamWriter) -> bool:
+        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        while chunk := await go.get():
+            writer.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            await writer.drain()
+        writer.write(b"0\r\n\r\n")
+        return True
+
+    async with Server(stream).running() as server:
+        pool = Pool(5, 5)
+        try:
+            response = await pool.request("POST", server.url, [], b"{}", stream=True)
+            chunks = response.chunks(5)
+            for piece in (b"data: 1\n\n", b"data: 2\n\n"):
+                go.put_nowait(piece)
+                assert await anext(chunks) == piece
+            go.put_nowait(b"")
+            assert [c async for c in chunks] == []
+            await response.aclose()
+            go.put_nowait(b"")  # (the next one: an empty stream)
+            await get(pool, server.url, "POST")  # (the same connection, read to its end)
+            assert [s.conn for s in server.seen] == [0, 0]
+        finally:
+            await pool.aclose()
+
+
+async def test_a_stream_left_early_closes_its_connection() -> None:
+    async def endless(seen: Seen, writer: asyncio.StreamWriter) -> bool:
+        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n")
+        return True  # (the body never ends; the server reads on, and sees the close)
+
+    async with Server(endless).running() as server:
+        pool = Pool(5, 5)
+        try:
+            response = await pool.request("POST", server.url, [], b"{}", stream=True)
+            assert await anext(response.chunks(5)) == b"abc"
+            await response.aclose()
+            assert await server.closed.get() == 0
+        finally:
+            await pool.aclose()
+
+
+@pytest.mark.parametrize(
+    ("answer", "limits", "error"),
+    [
+        (b"HTTP/1.1 200 OK\r\nX: " + b"a" * 5000 + b"\r\n\r\n", {"max_head": 4096},
+         "head is larger"),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n", {"max_body": 4096}, "body is larger"),
+        (
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+            + b"800\r\n" + b"x" * 2048 + b"\r\n" + b"800\r\n" + b"x" * 2048 + b"\r\n"
+            + b"800\r\n" + b"x" * 2048 + b"\r\n",
+            {"max_body": 4096},
+            "body is larger",
+        ),
+    ],
+)  # fmt: skip
+async def test_an_oversize_answer_is_refused(
+    answer: bytes, limits: dict[str, Any], error: str
+) -> None:
+    async def big(seen: Seen, writer: asyncio.StreamWriter) -> bool:
+        writer.write(answer)
+        await writer.drain()
+        await asyncio.Event().wait()  # (the client must not wait for the rest)
+        return False
+
+    async with Server(big).running() as server:
+        pool = Pool(5, 5, **limits)
+        try:
+            with pytest.raises(RemoteProtocolError, match=error):
+                await get(pool, server.url)
+        finally:
+            await pool.aclose()
+
+
+async def test_a_server_that_does_not_answer_hits_the_read_timeout() -> None:
+    async def silent(seen: Seen, writer: asyncio.StreamWriter) -> bool:
+        await asyncio.Event().wait()
+        return False
+
+    async with Server(silent).running() as server:
+        pool = Pool(0.2, 5)
+        try:
+            with pytest.raises(ReadTimeout):
+                await get(pool, server.url, "POST")
+        finally:
+            await pool.aclose()
+
+
+async def test_a_stream_that_goes_silent_hits_its_idle_timeout() -> None:
+    async def stalls(seen: Seen, writer: asyncio.StreamWriter) -> bool:
+        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n")
+        await asyncio.Event().wait()
+        return False
+
+    async with Server(stalls).running() as server:
+        pool = Pool(5, 5)
+        try:
+            response = await pool.request("POST", server.url, [], b"{}", stream=True)
+            chunks = response.chunks(0.2)
+            assert await anext(chunks) == b"abc"
+            with pytest.raises(TimeoutError, match=r"no event or keep-alive for 0\.2 s"):
+                await anext(chunks)
+            await response.aclose()
+        finally:
+            await pool.aclose()
+
+
+async def test_a_server_that_does_not_read_hits_the_write_timeout() -> None:
+    reading = asyncio.Event()
+
+    async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reading.wait()
+        writer.close()
+
+    server = await asyncio.start_server(_serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    pool = Pool(0.2, 5)
+    try:
+        with pytest.raises(WriteTimeout):
+            await pool.request("POST", f"http://127.0.0.1:{port}/", [], b"x" * (64 << 20))
+    finally:
+        reading.set()
+        await pool.aclose()
+        server.close()
+
+
+async def test_a_connect_that_hangs_hits_the_connect_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    loop = asyncio.get_running_loop()
+
+    async def hang(*args: object, **kwargs: object) -> None:
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(loop, "create_connection", hang)
+    pool = Pool(5, 0.1)
+    with pytest.raises(ConnectTimeout):
+        await get(pool, "http://127.0.0.1:9/")
+    await pool.aclose()
+
+
+async def test_a_refused_connection_is_a_connect_error() -> None:
+    sock = free_socket()  # (bound, never listening)
+    port = sock.getsockname()[1]
+    pool = Pool(5, 5)
+    try:
+        with pytest.raises(ConnectError):
+            await get(pool, f"http://127.0.0.1:{port}/")
+    finally:
+        sock.close()
+        await pool.aclose()
+
+
+# -- TLS ------------------------------------------------------------------------------------
+
+
+def certificate(tmp: Path) -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """A self-signed certificate for 127.0.0.1: the server's context, and a client's
+    that trusts it."""
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    pem = cert.public_bytes(serialization.Encoding.PEM)
+    (tmp / "cert.pem").write_bytes(pem)
+    (tmp / "key.pem").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server.load_cert_chain(tmp / "cert.pem", tmp / "key.pem")
+    client = ssl.create_default_context(cadata=pem.decode())
+    return server, client
+
+
+async def test_https_verifies_by_default_and_reuses_its_connections(tmp_path: Path) -> None:
+    server_context, trusting = certificate(tmp_path)
+    async with Server(ok, context=server_context).running() as server:
+        pool = Pool(5, 5)
+        try:
+            with pytest.raises(ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+                await get(pool, server.url)
+        finally:
+            await pool.aclose()
+        pool = Pool(5, 5, ssl_context=trusting)
+        try:
+            for method in ("GET", "POST"):
+                assert (await get(pool, server.url, method)).content == b"ok"
+            assert len(server.seen) == 2
+            assert server.seen[0].conn == server.seen[1].conn
+        finally:
+            await pool.aclose()
+
+
+# -- uvicorn behind it, and the A2A client on it ------------------------------------------
+
+Parser = Literal["h11", "httptools"]
+
+
+async def floor_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """Each answer says which client port asked; `/sse` as an event stream (chunked)."""
+    if scope["type"] != "http":
+        return
+    while (await receive()).get("more_body"):
+        pass
+    port = str(scope["client"][1]).encode()
+    if scope["path"] == "/sse":
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream")]})  # fmt: skip
+        for _ in range(3):
+            await send({"type": "http.response.body", "body": b"data: " + port + b"\n\n",
+                        "more_body": True})  # fmt: skip
+        await send({"type": "http.response.body", "body": b""})
+        return
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-length", str(len(port)).encode())]})  # fmt: skip
+    await send({"type": "http.response.body", "body": port})
+
+
+@contextlib.asynccontextmanager
+async def uvicorn_on(
+    app: Any, http: Parser, keep_alive: int = 5
+) -> AsyncIterator[tuple[str, uvicorn.Server]]:
+    sock = free_socket()
+    config = uvicorn.Config(app, http=http, log_level="warning", timeout_keep_alive=keep_alive)
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        async with asyncio.timeout(10):
+            while not server.started:  # noqa: ASYNC110 - uvicorn offers no event to wait on
+                await asyncio.sleep(0.01)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}", server
+    finally:
+        server.should_exit = True
+        async with asyncio.timeout(10):
+            await task
+
+
+@pytest.mark.parametrize("http", ["h11", "httptools"])
+async def test_uvicorn_answers_on_one_kept_alive_connection(http: Parser) -> None:
+    async with uvicorn_on(floor_app, http) as (url, _):
+        pool = Pool(5, 5)
+        try:
+            ports = set()
+            for _ in range(3):
+                ports.add((await get(pool, url + "/", "POST")).content)
+                response = await pool.request("POST", url + "/sse", [], b"{}", stream=True)
+                body = b"".join([c async for c in response.chunks(5)])
+                await response.aclose()
+                assert body.count(b"data: ") == 3
+                ports.add(body.split(b"\n")[0].removeprefix(b"data: "))
+            assert len(ports) == 1
+        finally:
+            await pool.aclose()
+
+
+@pytest.mark.parametrize("http", ["h11", "httptools"])
+async def test_uvicorn_closing_an_idle_connection_is_no_error(http: Parser) -> None:
+    async with uvicorn_on(floor_app, http, keep_alive=1) as (url, server):
+        pool = Pool(5, 5)
+        try:
+            first = (await get(pool, url + "/", "POST")).content
+            async with asyncio.timeout(5):
+                while server.server_state.connections:  # noqa: ASYNC110 - no event for it
+                    await asyncio.sleep(0.01)
+            second = (await get(pool, url + "/", "POST")).content
+            assert first != second  # (a new connection, the POST sent once)
+        finally:
+            await pool.aclose()
+
+
+@pytest.mark.parametrize("http", ["h11", "httptools"])
+async def test_the_a2a_client_talks_over_its_own_pool(http: Parser) -> None:
+    app = create_app(Scripted(), card())
+    async with uvicorn_on(app, http) as (url, server), await A2AClient.connect(url + "/") as client:
+        assert isinstance(client.transport._http, Pool)  # type: ignore[attr-defined]
+        reply = await client.send_message("hello")
+        assert isinstance(reply, t.Task | t.Message)
+        events = [e async for e in client.stream_message("hello")]
+        assert events
+        assert len(server.server_state.connections) == 1
+    with pytest.raises(A2ATransportError, match="SendMessage failed"):  # (stopped)
+        async with A2AClient(client.resolved, timeout=1, connect_timeout=1) as gone:
+            await gone.send_message("hello")
