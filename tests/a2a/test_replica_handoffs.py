@@ -393,6 +393,52 @@ async def test_a_follow_up_running_on_one_replica_is_refused_on_another(
     assert agent_a.follow_ups + agent_b.follow_ups == ["one"]
 
 
+class AsksThenTidies(SlowFollowUp):
+    """A `SlowFollowUp` whose `ask` returns only on `tidied` (an agent tidying up after
+    its question)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tidied = asyncio.Event()
+
+    async def execute(self, context: RequestContext, events: EventSink) -> None:
+        await super().execute(context, events)
+        if context.task is None:
+            await self.tidied.wait()
+
+
+async def test_a_follow_up_that_waited_for_the_asking_executor_keeps_its_task() -> None:
+    """(The race above, on one server: "one" waited for the asking executor, whose end
+    forgot the task; "one" ran on that forgotten copy, so "again" was taken as well.)"""
+    agent = AsksThenTidies()
+    server = A2AServer(agent, card(push_notifications=False), MemoryTaskStore())
+    await server.startup()
+    try:
+        asked = await server.send_message(send("ask"), CALL)  # (its executor runs on)
+        assert isinstance(asked.task, t.Task)
+        task_id = asked.task.id
+        one = asyncio.create_task(
+            server.send_message(send("one", task_id=task_id, immediately=True), CALL)
+        )
+        for _ in range(5):  # "one" waits for the asking executor to return
+            await asyncio.sleep(0)
+        assert not one.done()
+        agent.tidied.set()  # it returns: the task is idle a moment, then "one" runs
+        await one
+        live = server.live.get(("", task_id))
+        assert live is not None  # "one"'s task is not forgotten while it runs ...
+        assert live.running
+        with pytest.raises(UnsupportedOperation):  # ... so it takes no other message
+            await server.send_message(send("again", task_id=task_id, immediately=True), CALL)
+        agent.release.set()
+        assert live.runner is not None
+        await live.runner
+        assert agent.follow_ups == ["one"]
+    finally:
+        agent.release.set()
+        await server.shutdown()
+
+
 # -- 5. the hub keeps sweeping while the server stops: a take-over starts a runner that
 #       nobody stops ----------------------------------------------------------------------
 

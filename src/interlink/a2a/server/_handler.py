@@ -292,10 +292,17 @@ class A2AServer:
             # it meanwhile; another replica may have worked on it)
             with self._holding(live, evict=False):  # (no stream's end evicts it meanwhile)
                 await live.catch_up()
-        if live.running and live.runner is not None and live.state in INTERRUPTED:
-            # it asked for input and is returning right now: let it finish first
-            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
-                await asyncio.wait_for(asyncio.shield(live.runner), 2.0)
+        runner = live.runner if live.running else None
+        # (a follow-up's executor that has published nothing yet is not returning: it has
+        # the task, as refused below)
+        if runner is not None and live.state in INTERRUPTED and live.last_seq > live.run_from:
+            # it asked for input and is returning right now: let it finish first (held:
+            # its end would forget the task, and this follow-up would run on a copy)
+            with (
+                self._holding(live, evict=False),
+                contextlib.suppress(TimeoutError, asyncio.CancelledError),
+            ):
+                await asyncio.wait_for(asyncio.shield(runner), 2.0)
         state = live.state  # (it may have finished meanwhile)
         if (live.running or live.users) and state not in TERMINAL:
             state = TaskState.TASK_STATE_WORKING  # an executor or a request has it now

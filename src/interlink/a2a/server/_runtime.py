@@ -334,6 +334,8 @@ class LiveTask:
         self.last_seq = 0 if row is None else row.last_seq
         self.subscriptions: set[Subscription] = set()
         self.runner: asyncio.Task[None] | None = None
+        #: `last_seq` when the executor started (a follow-up's: at its task's question)
+        self.run_from = 0
         self.direct_message: Message | None = None
         self.failure: BaseException | None = None
         self.cancel_requested = False
@@ -728,6 +730,7 @@ class LiveTask:
     def start(self, executor: AgentExecutor, context: RequestContext) -> None:
         """Run the executor in a task of its own, started eagerly (`_eager`): an executor
         that never waits is done when this returns."""
+        self.run_from = self.last_seq
         eager_task(self._run(executor, context), f"a2a-task-{self.task_id}", self._runs)
 
     def _runs(self, runner: asyncio.Task[None]) -> None:
