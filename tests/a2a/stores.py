@@ -14,6 +14,8 @@ class HookedStore(MemoryTaskStore):
     it may wait or raise), then appends, then calls `after_append(row)`; `create`
     awaits `before_create(events)` first."""
 
+    writes_never_suspend = False  # (its hooks may wait)
+
     def __init__(self) -> None:
         super().__init__()
         self.appends: list[int] = []

@@ -249,8 +249,7 @@ class A2AServer:
         executor is resumable, else fail it with `reason`."""
         context = _context_of(live)
         if self.executor.resumable:
-            live.start(self.executor, context)
-            self._evict_when_idle(live)
+            live.start(self.executor, context)  # (forgotten once it returns, if idle)
             return
         with contextlib.suppress(InvalidEventSequence):  # it ended meanwhile
             await TaskUpdater(context, Sink(live, context, durable=True)).failed(reason)
@@ -279,6 +278,7 @@ class A2AServer:
                 on_append=None if self.push is None else self.push.wake,
                 background=self._background,
                 on_interrupted=None if self._member is None else self._member.release,
+                on_return=self._evict,
                 expose_errors=self.expose_errors,
             )
             self.live[key] = live
@@ -326,10 +326,6 @@ class A2AServer:
         key = (live.tenant, live.task_id)
         if self.live.get(key) is live and not (live.running or live.subscriptions or live.users):
             del self.live[key]
-
-    def _evict_when_idle(self, live: LiveTask) -> None:
-        if live.runner is not None:
-            live.runner.add_done_callback(lambda _: self._evict(live))
 
     async def _visible(self, call: Call, task_id: str, operation: str) -> TaskRow:
         if not task_id:  # a REQUIRED field: bad params, not an unknown task
@@ -446,9 +442,8 @@ class A2AServer:
 
     def _start(self, live: LiveTask, context: RequestContext) -> None:
         """Start the executor of a task `_begin` holds, and let go of it."""
-        live.start(self.executor, context)
+        live.start(self.executor, context)  # (it forgets `live` once it returns, if idle)
         self._let_go(live)
-        self._evict_when_idle(live)
 
     def _let_go(self, live: LiveTask) -> None:
         live.users -= 1

@@ -185,6 +185,7 @@ def apply(
     kind = _KIND[type(event)]
     target = event.status.state if isinstance(event, Task | TaskStatusUpdateEvent) else ""
     step(NEW if task is None else str(task.status.state), kind, target)
+    assert not isinstance(event, Message)  # (the table takes none: `publish` does)
     if task is None:
         if isinstance(event, Task):
             if event.id not in ("", context.task_id) or event.context_id not in (
@@ -209,11 +210,22 @@ def apply(
             status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED, timestamp=created),
             history=[context.message],
         )
-        task, events = apply(first, event, context)
-        return task, [StreamResponse(task=first), *events]
-    assert not isinstance(event, Message | Task)  # (the table refuses them here)
-    if event.task_id not in ("", task.id) or event.context_id not in ("", task.context_id):
+        # (SUBMITTED takes every status and artifact update: no second step to check)
+        task, response = _update(first, event)
+        return task, [StreamResponse(task=first), response]
+    assert not isinstance(event, Task)  # (the table refuses it here)
+    task, response = _update(task, event)
+    return task, [response]
+
+
+def _update(
+    task: Task, event: TaskStatusUpdateEvent | TaskArtifactUpdateEvent
+) -> tuple[Task, StreamResponse]:
+    """`apply` of an update the lifecycle allows: the task after it, and its event."""
+    task_id, context_id = task.id, task.context_id
+    if event.task_id not in ("", task_id) or event.context_id not in ("", context_id):
         raise InvalidEventSequence("the event's ids differ from the task's")
+    ids_given = event.task_id == task_id and event.context_id == context_id
     if isinstance(event, TaskStatusUpdateEvent):
         status = event.status
         if status.timestamp is None:
@@ -222,10 +234,11 @@ def apply(
         if status.message is not None:
             history = [*history, status.message]
         task = msgspec.structs.replace(task, status=status, history=history)
-        logged = msgspec.structs.replace(
-            event, task_id=task.id, context_id=task.context_id, status=status
-        )
-        return task, [StreamResponse(status_update=logged)]
+        if not ids_given or status is not event.status:
+            event = msgspec.structs.replace(
+                event, task_id=task_id, context_id=context_id, status=status
+            )
+        return task, StreamResponse(status_update=event)
     artifact = event.artifact
     artifacts = list(task.artifacts)
     for i, existing in enumerate(artifacts):
@@ -239,8 +252,9 @@ def apply(
     else:
         artifacts.append(artifact)
     task = msgspec.structs.replace(task, artifacts=artifacts)
-    logged_artifact = msgspec.structs.replace(event, task_id=task.id, context_id=task.context_id)
-    return task, [StreamResponse(artifact_update=logged_artifact)]
+    if not ids_given:
+        event = msgspec.structs.replace(event, task_id=task_id, context_id=context_id)
+    return task, StreamResponse(artifact_update=event)
 
 
 class Subscription:
@@ -314,6 +328,7 @@ class LiveTask:
         on_append: Callable[[], None] | None = None,
         background: set[asyncio.Task[None]] | None = None,
         on_interrupted: Callable[[LiveTask], Awaitable[None]] | None = None,
+        on_return: Callable[[LiveTask], None] | None = None,
         expose_errors: bool = False,
     ) -> None:
         self.store = store
@@ -321,6 +336,8 @@ class LiveTask:
         self.expose_errors = expose_errors
         #: awaited when the executor returns with the task waiting for input
         self.on_interrupted = on_interrupted
+        #: called when the executor has returned (the server forgets an idle task)
+        self.on_return = on_return
         #: where background catch-ups are kept (the server cancels them when it stops)
         self.background = background
         #: called after every append (wakes the push outbox worker)
@@ -336,6 +353,8 @@ class LiveTask:
         self.runner: asyncio.Task[None] | None = None
         #: `last_seq` when the executor started (a follow-up's: at its task's question)
         self.run_from = 0
+        #: the executor runs (from `start` until `_run` returns, in the runner's last step)
+        self.running = False
         self.direct_message: Message | None = None
         self.failure: BaseException | None = None
         self.cancel_requested = False
@@ -346,6 +365,9 @@ class LiveTask:
         #: push configs sent with the first message, stored once the task exists
         self.pending_push: list[PushConfig] = []
         self.lock = asyncio.Lock()
+        #: the store's methods never wait (`MemoryTaskStore`): a write cannot be cut
+        #: short, nor can anything come between its parts
+        self._never_suspends: bool = getattr(store, "writes_never_suspend", False)
         self._waiters: list[asyncio.Future[None]] = []
         self._follower: asyncio.Task[None] | None = None
         self._follow_again = False
@@ -357,6 +379,8 @@ class LiveTask:
         self._head: Task | None = self.task
         self._writer: asyncio.Task[None] | None = None
         self._write_planned = False
+        #: the executor's first step runs now (`start`): a planned write waits for its end
+        self._first_step = False
         #: what the last write raised: raised to the next `publish` or `flush`
         self._write_error: Exception | None = None
         #: the last task stored from here, and its ProtoJSON
@@ -390,10 +414,6 @@ class LiveTask:
     def state(self) -> str:
         return "" if self.task is None else str(self.task.status.state)
 
-    @property
-    def running(self) -> bool:
-        return self.runner is not None and not self.runner.done()
-
     # -- events ---------------------------------------------------------------------
 
     async def publish(self, event: Event, context: RequestContext) -> None:
@@ -421,7 +441,7 @@ class LiveTask:
             raise InvalidEventSequence("no event may follow a direct message")
         head, responses = apply(self._head, event, context)
         payloads = [_codec.encode(r) for r in responses]
-        size = sum(len(p) for p in payloads)
+        size = sum(map(len, payloads))
         if (
             isinstance(event, TaskArtifactUpdateEvent)
             and len(self._staged) + 1 < STAGE_LIMIT
@@ -431,8 +451,11 @@ class LiveTask:
             if not self._write_planned:
                 # Next time round the loop: by then the agent may have flushed what is
                 # staged itself (its next status update), and no writer task is needed.
+                # (In the executor's first step, `start` plans it once the step is over:
+                # an executor that ends there has flushed it.)
                 self._write_planned = True
-                asyncio.get_running_loop().call_soon(self._planned_write)
+                if not self._first_step:
+                    asyncio.get_running_loop().call_soon(self._planned_write)
             return
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._stage(head, _Staged(event, context, responses, payloads, waiter), size)
@@ -467,62 +490,73 @@ class LiveTask:
             error, self._write_error = self._write_error, None
             raise error
 
-    async def _drain(self) -> None:
-        """One step of writing what is staged: here when nobody writes, else with the
-        writer (shielded: a cancelled publisher does not stop the others' write)."""
+    def _drain(self) -> Awaitable[None]:
+        """One step of writing what is staged (to await): here when nobody writes, else
+        with the writer (shielded: a cancelled publisher does not stop the others' write)."""
         if (self._writer is None or self._writer.done()) and not self.lock.locked():
-            await self._write()  # nobody is writing: write here (no task)
-            return
+            return self._write()  # nobody is writing: write here (no task)
         self._write_soon()
         assert self._writer is not None
-        await asyncio.shield(self._writer)
+        return asyncio.shield(self._writer)
 
     async def _write(self) -> None:
         """The task's writer: appends what is staged, in batches, until nothing is."""
+        if self._never_suspends and not self.lock.locked():
+            # Nothing can come between (no write or read of this store waits): nobody
+            # can find the lock free meanwhile, so it needs no taking.
+            await self._write_staged()
+            return
         async with self.lock:
-            while self._staged:
-                count, head = len(self._staged), self._head
-                assert head is not None
-                payloads = [p for staged in self._staged for p in staged.payloads]
-                responses = [r for staged in self._staged for r in staged.responses]
-                version = self.version
-                error: Exception
+            await self._write_staged()
+
+    async def _write_staged(self) -> None:
+        """`_write` under the task's lock."""
+        while self._staged:
+            count, head = len(self._staged), self._head
+            assert head is not None
+            payloads = [p for staged in self._staged for p in staged.payloads]
+            responses = [r for staged in self._staged for r in staged.responses]
+            version = self.version
+            error: Exception
+            try:
+                await self._store_payloads(head, payloads, responses)
+            except VersionConflict:
+                # Someone else wrote the task (a cancel or a take-over on another
+                # replica): catch up, re-check what is staged on top, write again.
                 try:
-                    await self._store_payloads(head, payloads, responses)
-                except VersionConflict:
-                    # Someone else wrote the task (a cancel or a take-over on another
-                    # replica): catch up, re-check what is staged on top, write again.
-                    try:
-                        if await self._catch_up():
-                            continue
-                        error = StoreError(f"task {self.task_id} is not in the store")
-                    except Exception as exc:
-                        error = exc
-                except asyncio.CancelledError:
-                    if self.version != version:  # it landed before the cancel took effect
-                        self._unstage(count)
-                    raise
+                    if await self._catch_up():
+                        continue
+                    error = StoreError(f"task {self.task_id} is not in the store")
                 except Exception as exc:
                     error = exc
-                else:
+            except asyncio.CancelledError:
+                if self.version != version:  # it landed before the cancel took effect
                     self._unstage(count)
-                    continue
-                logger.error("could not store events of task %s: %s", self.task_id, error)
-                runner = self.runner
-                if isinstance(error, TaskLeased) and self.running and runner is not None:
-                    # another replica took the task over: stop running it here
-                    self.cancel_requested = True
-                    runner.cancel()
-                self._fail_staged(self._staged, error)
-                self._staged = []
-                self._staged_bytes = 0
-                self._head = self.task
-                self._notify()
-                return
+                raise
+            except Exception as exc:
+                error = exc
+            else:
+                self._unstage(count)
+                continue
+            logger.error("could not store events of task %s: %s", self.task_id, error)
+            runner = self.runner
+            if isinstance(error, TaskLeased) and self.running and runner is not None:
+                # another replica took the task over: stop running it here
+                self.cancel_requested = True
+                runner.cancel()
+            self._fail_staged(self._staged, error)
+            self._staged = []
+            self._staged_bytes = 0
+            self._head = self.task
+            self._notify()
+            return
 
     def _unstage(self, count: int) -> None:
-        done, self._staged = self._staged[:count], self._staged[count:]
-        self._staged_bytes -= sum(len(p) for staged in done for p in staged.payloads)
+        if count == len(self._staged):  # (the usual: nothing was staged meanwhile)
+            done, self._staged, self._staged_bytes = self._staged, [], 0
+        else:
+            done, self._staged = self._staged[:count], self._staged[count:]
+            self._staged_bytes -= sum(len(p) for staged in done for p in staged.payloads)
         for staged in done:
             if staged.waiter is not None and not staged.waiter.done():
                 staged.waiter.set_result(None)
@@ -643,16 +677,12 @@ class LiveTask:
     ) -> None:
         """Store `task` with the events `payloads` (the encoded `responses`)."""
         encoded = _codec.encode(task)
-
-        async def write() -> TaskRow:
-            if self.version == 0:
-                # (with the configs sent with the first message: their deliveries of the
-                # first events are queued in the same transaction)
-                row = task_row(task, tenant=self.tenant, owner=self.owner, encoded=encoded)
-                created = await self.store.create(row, payloads, self.pending_push)
-                self.pending_push.clear()
-                return created
-            return await self.store.append(
+        if self.version == 0:
+            write = self._create(
+                task_row(task, tenant=self.tenant, owner=self.owner, encoded=encoded), payloads
+            )
+        else:
+            write = self.store.append(
                 self.tenant,
                 self.task_id,
                 expected_version=self.version,
@@ -661,19 +691,25 @@ class LiveTask:
                 status_time=micros(task.status.timestamp),
                 events=payloads,
             )
-
-        row, cancelled = await self._settled(write())
+        row, cancelled = await self._settled(write)
         self._encoded = (task, encoded)
         self._stored(task, row, payloads, responses)
         if cancelled:
             raise asyncio.CancelledError
+
+    async def _create(self, row: TaskRow, payloads: list[bytes]) -> TaskRow:
+        """The task's first write, with the push configs sent with the first message
+        (their deliveries of the first events are queued in the same transaction)."""
+        created = await self.store.create(row, payloads, self.pending_push)
+        self.pending_push.clear()
+        return created
 
     async def _settled(self, write: Coroutine[object, object, TaskRow]) -> tuple[TaskRow, bool]:
         """Await a store write to its end even when cancelled meanwhile (a thread or the
         database may commit it all the same, and memory and streams must follow what the
         store holds): the row, and whether a cancellation came (the caller records the
         outcome, then stops). A failed write after a cancellation is the cancellation."""
-        if getattr(self.store, "writes_never_suspend", False):
+        if self._never_suspends:
             return await write, False  # nothing can interrupt it half-way
         job = asyncio.ensure_future(write)
         cancelled = False
@@ -731,42 +767,55 @@ class LiveTask:
         """Run the executor in a task of its own, started eagerly (`_eager`): an executor
         that never waits is done when this returns."""
         self.run_from = self.last_seq
-        eager_task(self._run(executor, context), f"a2a-task-{self.task_id}", self._runs)
+        self.running = self._first_step = True
+        try:
+            eager_task(self._run(executor, context), f"a2a-task-{self.task_id}", self._runs)
+        finally:
+            self._first_step = False
+            if self._write_planned:
+                if self._staged:
+                    asyncio.get_running_loop().call_soon(self._planned_write)
+                else:
+                    self._write_planned = False
 
     def _runs(self, runner: asyncio.Task[None]) -> None:
         self.runner = runner
 
     async def _run(self, executor: AgentExecutor, context: RequestContext) -> None:
-        sink = Sink(self, context)
         try:
-            await executor.execute(context, sink)
-        except asyncio.CancelledError:
-            if self.shutting_down:
-                await self._stopped(executor, context)
-                raise
-            if not self.cancel_requested:
-                raise
-        except Exception as exc:
-            logger.exception("executor failed on task %s", self.task_id)
-            reason = failure_reason(exc, expose=self.expose_errors)
-            if not reason.startswith("the agent failed"):
-                reason = f"the agent failed: {reason}"
-            with contextlib.suppress(Exception):
-                await self._fail(context, reason, exc)
-        if not self.shutting_down:
             try:
+                await executor.execute(context, Sink(self, context))
+            except asyncio.CancelledError:
+                if self.shutting_down:
+                    await self._stopped(executor, context)
+                    raise
+                if not self.cancel_requested:
+                    raise
+            except Exception as exc:
+                logger.exception("executor failed on task %s", self.task_id)
+                reason = failure_reason(exc, expose=self.expose_errors)
+                if not reason.startswith("the agent failed"):
+                    reason = f"the agent failed: {reason}"
+                with contextlib.suppress(Exception):
+                    await self._fail(context, reason, exc)
+            if not self.shutting_down:
                 try:
-                    await self._finish(context)
-                except Exception:
-                    logger.exception("could not finish task %s", self.task_id)
-                if self.on_interrupted is not None and self.state in INTERRUPTED:
                     try:
-                        await self.on_interrupted(self)  # (also when finishing failed)
+                        await self._finish(context)
                     except Exception:
-                        logger.exception("could not release task %s", self.task_id)
-            finally:
-                self._end_streams()
-                self._notify()
+                        logger.exception("could not finish task %s", self.task_id)
+                    if self.on_interrupted is not None and self.state in INTERRUPTED:
+                        try:
+                            await self.on_interrupted(self)  # (also when finishing failed)
+                        except Exception:
+                            logger.exception("could not release task %s", self.task_id)
+                finally:
+                    self._end_streams()
+        finally:
+            self.running = False
+            self._notify()
+            if self.on_return is not None:
+                self.on_return(self)
 
     async def _stopped(self, executor: AgentExecutor, context: RequestContext) -> None:
         """The server stops while the executor runs: a resumable one is left as it is

@@ -69,7 +69,9 @@ class MemoryTaskStore:
     """Tasks, event logs, push configs and the outbox in this process's memory."""
 
     writes_never_suspend = True
-    """Its methods never wait: a cancellation cannot land in the middle of a write."""
+    """Its methods never wait: a cancellation cannot land in the middle of a write, and
+    nothing comes between a task's writes (the runtime takes no lock for them). A
+    subclass whose methods may wait sets it to False."""
 
     def __init__(self) -> None:
         self._tasks: dict[_Key, TaskRow] = {}
