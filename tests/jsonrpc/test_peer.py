@@ -401,3 +401,58 @@ def test_notifications_of_the_methods_given_come_decoded_else_as_before() -> Non
     assert msgspec.json.decode(events[2].params) == {"text": "b", "more": 1}
     assert isinstance(events[4], Request)
     assert events[4].id == 1
+
+
+def test_a_decoded_notification_nothing_precedes_goes_to_the_step_given() -> None:
+    peer: Server = Peer(PROFILE)
+    peer.decode_notifications({"note": Text})
+    stepped: list[str] = []
+
+    def step(method: str, params: object) -> bool:
+        assert method == "note"
+        assert isinstance(params, Text)
+        stepped.append(params.text)
+        if params.text == "later":
+            peer.handling()  # (taken, handled later)
+        return params.text != "not taken"
+
+    peer.step_notifications(step)
+    first, _ = peer.request("a", None, "first")
+    second, _ = peer.request("b", None, "second")
+
+    def note(text: str) -> bytes:
+        return b'{"jsonrpc":"2.0","method":"note","params":{"text":"%s"}}\n' % text.encode()
+
+    def answer(id: int) -> bytes:
+        return b'{"jsonrpc":"2.0","id":%d,"result":1}\n' % id
+
+    assert type(only(peer.receive(note("first")))) is Notification  # (not decoded whole)
+    peer.handled()
+    assert peer.receive(note("done")) == []  # handled: no event, nothing queued
+    assert type(only(peer.receive(answer(first)))) is SuccessResponse
+    assert peer.receive(note("later")) == []  # being handled: it counts as queued
+    assert type(only(peer.receive(answer(second)))) is Queued
+    peer.handled(2)
+    events = peer.receive(note("not taken") + b'{"jsonrpc":"2.0","id":7,"method":"m"}\n')
+    assert [type(e) for e in events] == [Decoded, Request]
+    events = peer.receive(b'{"jsonrpc":"2.0","id":8,"method":"m"}\n' + note("done"))
+    assert [type(e) for e in events] == [Request, Decoded]  # (the request comes first)
+    assert stepped == ["done", "later", "not taken"]
+
+
+def test_a_notification_not_decoded_whole_goes_to_the_other_step() -> None:
+    peer: Server = Peer(PROFILE)
+    peer.decode_notifications({"note": Text})
+    notes: list[Notification[msgspec.Raw]] = []
+
+    def step_note(note: Notification[msgspec.Raw]) -> bool:
+        notes.append(note)
+        return len(notes) <= 2
+
+    peer.step_notifications(lambda method, params: True, step_note)
+    note = b'{"jsonrpc":"2.0","method":"note","params":{"text":"a"}}\n'
+    assert peer.receive(note) == []  # (the first of a streak: not decoded whole)
+    assert peer.receive(note) == []  # decoded whole: the first step
+    assert peer.receive(b'{"jsonrpc":"2.0","method":"other"}\n') == []
+    assert type(only(peer.receive(b'{"jsonrpc":"2.0","method":"other"}\n'))) is Notification
+    assert [n.method for n in notes] == ["note", "other", "other"]

@@ -34,6 +34,7 @@ class ClientHandle:
         self._endpoint = endpoint
         #: what `session_update` returns once its notification is queued (done already)
         self._done: asyncio.Future[None] | None = None
+        self._notify_update = endpoint.connection.notifier(_SESSION_UPDATE)
 
     @property
     def capabilities(self) -> dict[str, object]:
@@ -47,16 +48,13 @@ class ClientHandle:
         as this is called, so updates go out in the order of the calls."""
         if type(update).__name__ == "ConfigOptionUpdate":  # (a call less for the others)
             self._endpoint.note_update(session_id, update)
-        waiting = self._endpoint.connection.queue_notification(
-            _SESSION_UPDATE, s.SessionNotification(session_id=session_id, update=update)
-        )
-        if waiting is not None:  # (the output is full)
-            return waiting
-        done = self._done  # (not a coroutine of its own: the hot path of every agent)
-        if done is None:
-            done = self._done = asyncio.get_running_loop().create_future()
-            done.set_result(None)
-        return done
+        waiting = self._notify_update(s.SessionNotification(session_id=session_id, update=update))
+        if waiting is None:  # (else the output is full)
+            waiting = self._done  # (not a coroutine of its own: the hot path of every agent)
+            if waiting is None:
+                waiting = self._done = asyncio.get_running_loop().create_future()
+                self._done.set_result(None)
+        return waiting
 
     async def send_text(self, session_id: str, text: str) -> None:
         """An `agent_message_chunk` with one text block."""

@@ -400,15 +400,27 @@ class Connection:
     def queue_notification(self, method: str, params: object = None) -> Awaitable[None] | None:
         """`notify_raw` without a coroutine of its own: None when the notification is
         queued already, else what to await until it is (raises `ConnectionClosed`)."""
-        line = self._peer.notification(method, params)
-        if self._gathering:  # (the hot path of an agent's updates: `_queue_now`'s case)
+        return self._queue_notification(self._peer.notification(method, params))
+
+    def notifier(self, method: str) -> Callable[[object], Awaitable[None] | None]:
+        """`queue_notification` of `method`, with params (not None), as one call."""
+        head = self._peer.notification_head(method)
+        encode = self.codec.encode
+        queue = self._queue_notification
+
+        def notify(params: object) -> Awaitable[None] | None:
+            return queue(head + encode(params) + b"}\n")
+
+        return notify
+
+    def _queue_notification(self, line: bytes) -> Awaitable[None] | None:
+        if self._gathering:  # (the hot path of an agent's updates: `_queue_now`'s case,
+            # while the queue stays under its bounds: the line that reaches one goes there)
             outq = self._outq
             out_bytes = self._out_bytes + len(line)
-            if out_bytes <= self._max_outgoing_bytes and len(outq) < self._max_outgoing:
+            if out_bytes < self._max_outgoing_bytes and len(outq) < self._max_outgoing - 1:
                 outq.append(line)
                 self._out_bytes = out_bytes
-                if out_bytes >= self._max_outgoing_bytes or len(outq) >= self._max_outgoing:
-                    self._out_room.clear()
                 return None
         if self._queue_now(line):
             return None
@@ -590,7 +602,8 @@ class Connection:
         reason = "peer closed the connection"
         room = self._out_room
         inbox = self._inbox
-        notifications = self._notifications
+        step, step_note = self._step_decoded, self._step_note
+        peer.step_notifications(step, step_note)  # (most are handled as they are read)
         started = 0  # requests started since the reader last let them run
         try:
             while True:
@@ -598,27 +611,13 @@ class Connection:
                 stepped = 0  # notifications handled here (the peer is told once)
                 for event in peer.receive(data) if data else peer.receive_eof():
                     kind = type(event)
-                    if kind is Decoded and not (inbox or self._inbox_busy or self._unstarted):
-                        # next up, decoded: its handler stepped here, as far as it goes
-                        # without waiting (most go all the way); stepped with `next`, one
-                        # that ends raises no `StopIteration` (which costs more than its step)
-                        method = event.method  # type: ignore[union-attr]
-                        try:
-                            handler = notifications[method].handler
-                            handling = handler(event.params).__await__()  # type: ignore[union-attr]
-                            waits_on = next(handling, _STEPPED)
-                        except Exception as exc:
-                            self._failed(method, exc)
+                    if kind is Decoded or kind is Notification:
+                        if (
+                            step(event.method, event.params)  # type: ignore[union-attr]
+                            if kind is Decoded
+                            else step_note(event)  # type: ignore[arg-type]
+                        ):  # (it was next up: it counts as handled, or as `handling` again)
                             stepped += 1
-                            continue
-                        if waits_on is _STEPPED:
-                            stepped += 1
-                        else:
-                            self._handle_later(method, handling, waits_on)
-                        continue
-                    if kind is Notification or kind is Decoded:
-                        if not (inbox or self._inbox_busy or self._unstarted):  # next up
-                            self._handle_first_step(event)  # type: ignore[arg-type]
                             continue
                         params = event.params  # type: ignore[union-attr]
                         size = event.size if kind is Decoded else len(params or b"")  # type: ignore[union-attr,arg-type]
@@ -658,7 +657,26 @@ class Connection:
         except ConnectionClosed as exc:
             reason = exc.reason
         finally:
+            peer.step_notifications(None)  # (no cycle left through the peer)
             self._input_ended(reason)
+
+    def _step_decoded(self, method: str, params: object) -> bool:
+        """In the reader: a notification decoded with its envelope, if it is next up
+        (nothing ahead of it waits), handled as far as its handler goes without waiting
+        (most go all the way; the rest goes to the inbox worker, the peer told it is
+        `handling` it); False: it is not next up. Stepped with `next`, one that ends
+        raises no `StopIteration` (which costs more than its step)."""
+        if self._inbox or self._inbox_busy or self._unstarted:
+            return False
+        try:
+            handling = self._notifications[method].handler(params).__await__()
+            waits_on = next(handling, _STEPPED)
+        except Exception as exc:
+            self._failed(method, exc)
+            return True
+        if waits_on is not _STEPPED:
+            self._handle_later(method, handling, waits_on)
+        return True
 
     async def _enqueue(self, item: _InboxItem, size: int) -> None:
         """Queue for the inbox worker, waiting while the inbox is full (in items or
@@ -709,21 +727,23 @@ class Connection:
         self._inbox_finished = True
         self._wake_writer()
 
-    def _handle_first_step(self, note: Notification[msgspec.Raw]) -> None:
-        """In the reader: handle a notification (not decoded with its envelope) as far as
-        its handler goes without waiting, as the reader does a decoded one."""
+    def _step_note(self, note: Notification[msgspec.Raw]) -> bool:
+        """`_step_decoded` for a notification not decoded with its envelope."""
+        if self._inbox or self._inbox_busy or self._unstarted:
+            return False
         handling = self._handle(note).__await__()  # (`_handle` raises nothing)
         waits_on = next(handling, _STEPPED)
-        if waits_on is _STEPPED:
-            self._peer.handled()
-        else:
+        if waits_on is not _STEPPED:
             self._handle_later(note.method, handling, waits_on)
+        return True
 
     def _handle_later(
         self, method: str, handling: Generator[object, object, object], waits_on: object
     ) -> None:
         """The rest of a notification's handler, which waits on `waits_on`, goes to the
-        inbox worker, ahead of what follows."""
+        inbox worker, ahead of what follows (the peer counts it as handed out until the
+        worker is done with it)."""
+        self._peer.handling()
         self._inbox.append(self._handle_rest(method, _resume(handling, waits_on)))
         self._inbox_sizes.append(0)
         self._inbox_ready.set()

@@ -88,6 +88,10 @@ class LineFramer:
             if not all(lines) or any(map(bytes.isspace, lines)):  # blank lines: no message
                 lines = [line for line in lines if line and not line.isspace()]
             return lines
+        if not buf and not self._discarding:  # (one whole line, the usual small chunk)
+            nl = data.find(b"\n")
+            if nl == end - 1 and 0 < nl <= limit and data[nl - 1] != _CR and not data.isspace():
+                return [data[:nl]]
         out: list[bytes | Oversize] = []
         pos = 0
         while pos < end:

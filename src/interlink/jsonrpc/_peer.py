@@ -212,6 +212,8 @@ class Peer(Generic[W, T]):
         "_framer",
         "_heads",
         "_queued",
+        "_step",
+        "_step_note",
         "_streak",
         "_typed",
         "_typed_methods",
@@ -246,6 +248,9 @@ class Peer(Generic[W, T]):
         self._streak = False
         #: notifications' envelopes up to their params, by method (see `notification`)
         self._heads: dict[str, bytes] = {}
+        #: handles a decoded notification as it is read (see `step_notifications`)
+        self._step: Callable[[str, object], bool] | None = None
+        self._step_note: Callable[[Notification[msgspec.Raw]], bool] | None = None
 
     # -- receiving --------------------------------------------------------------------
 
@@ -270,6 +275,26 @@ class Peer(Generic[W, T]):
         union = functools.reduce(operator.or_, variants) if variants else None
         self._typed = None if union is None else self.codec.decoder(union)
 
+    def step_notifications(
+        self,
+        step: Callable[[str, object], bool] | None,
+        step_note: Callable[[Notification[msgspec.Raw]], bool] | None = None,
+    ) -> None:
+        """Hand a notification that no event returned with it comes after to the driver
+        as it is read, instead of returning it: one decoded with its envelope (see
+        `decode_notifications`) to `step(method, params)`, any other to `step_note`.
+        True: taken, handled already (or, if the driver said `handling`, once it says
+        `handled`); False: not taken, it comes as an event. One that an event returned
+        with it precedes comes as an event, so that the driver acts on what is ahead of
+        it first."""
+        self._step = step
+        self._step_note = step_note
+
+    def handling(self) -> None:
+        """A notification a step took (see `step_notifications`) is not handled yet: it
+        counts as one handed out until `handled`."""
+        self._queued += 1
+
     def receive(self, data: bytes) -> list[Event]:
         """Take the next bytes of the stream; return what they complete, in order."""
         return self._events(self._framer.feed(data))
@@ -284,6 +309,7 @@ class Peer(Generic[W, T]):
         typed = self._typed if self._streak else None
         in_flight = self.in_flight
         cancel = self._cancel_method
+        step, step_note = self._step, self._step_note
         for frame in frames:
             if type(frame) is not bytes:
                 self._oversize(frame, events)  # type: ignore[arg-type]
@@ -296,17 +322,22 @@ class Peer(Generic[W, T]):
                 except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
                     typed = None
                 else:
-                    self._queued += 1
                     method = self._typed_methods[type(note)]
+                    # (taken, when nothing is ahead of it here)
+                    if step is not None and not events and step(method, note.params):  # type: ignore[attr-defined]
+                        continue
+                    self._queued += 1
                     events.append(Decoded(method, note.params, len(frame)))  # type: ignore[attr-defined]
                     continue
             message = decode(frame)
             kind = type(message)
             # the common cases inline; `_route` says the whole rule
             if kind is Notification and message.method != cancel:  # type: ignore[union-attr]
+                typed = self._typed
+                if step_note is not None and not events and step_note(message):  # type: ignore[arg-type]
+                    continue
                 self._queued += 1
                 events.append(message)  # type: ignore[arg-type]
-                typed = self._typed
             elif kind is Request and message.id not in in_flight:  # type: ignore[union-attr]
                 in_flight[message.id] = None  # type: ignore[union-attr]
                 events.append(message)  # type: ignore[arg-type]
@@ -466,10 +497,16 @@ class Peer(Generic[W, T]):
             return b'{"jsonrpc":"2.0","method":%s}\n' % msgspec.json.encode(method)
         head = self._heads.get(method)
         if head is None:
-            head = b'{"jsonrpc":"2.0","method":%s,"params":' % msgspec.json.encode(method)
+            head = self.notification_head(method)
             if len(self._heads) < 64:
                 self._heads[method] = head
         return head + self.codec.encode(params) + b"}\n"
+
+    @staticmethod
+    def notification_head(method: str) -> bytes:
+        """A notification's line up to its params: the line is this, the params
+        encoded, then `}` and the newline (see `notification`)."""
+        return b'{"jsonrpc":"2.0","method":%s,"params":' % msgspec.json.encode(method)
 
     def give_up(self, id: int) -> bytes | None:
         """We no longer await request `id`: the cancel line to send, if the profile
