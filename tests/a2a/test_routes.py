@@ -7,7 +7,7 @@ import pytest
 
 from interlink.a2a import _codec
 from interlink.a2a._methods import METHODS
-from interlink.a2a._routes import ROUTES, allowed, find, route_of
+from interlink.a2a._routes import ROUTES, Route, allowed, find, route_of
 from interlink.a2a._types import ListTasksRequest, TaskState
 
 
@@ -58,6 +58,47 @@ def test_allowed_verbs_of_a_path() -> None:
     assert allowed("/tasks") == ["GET"]
     assert allowed("/tasks/t/pushNotificationConfigs") == ["GET", "POST"]
     assert allowed("/nothing/at/all/here/really/x") == []
+
+
+def _linear_find(verb: str, path: str) -> tuple[Route, dict[str, str]] | None:
+    """The reference for `find`: every route in `ROUTES` order, the first that matches."""
+    for route in ROUTES:
+        if route.rule.verb == verb:
+            values = route.match(path)
+            if values is not None:
+                return route, values
+    return None
+
+
+def _linear_allowed(path: str) -> list[str]:
+    return sorted({r.rule.verb for r in ROUTES if r.match(path) is not None})
+
+
+def _near_misses() -> list[str]:
+    values = ["abc", "tasks", "message", "a%2Fb", "%7Bid%7D", "x:send", "pushNotificationConfigs"]
+    paths = {"", "/", "//", "/message", "/message:", ":send", "message:send", "/a/b/c/d/e/f"}
+    for route in ROUTES:
+        for value in values:
+            path = route.expand(dict.fromkeys(route.fields, value))
+            bare = path.removesuffix(route.suffix) if route.suffix else path
+            paths |= {path, path + "/", path + "/x", "/x" + path, path[:-1] + "/", bare}
+            paths |= {bare + s for s in (":send", ":stream", ":cancel", ":subscribe", ":x")}
+            paths |= {path.replace(value, "", 1), path.replace("/", "//", 1)}
+            paths |= {path.replace(value, "tasks"), path.replace(value, "extendedAgentCard")}
+    return sorted(paths)
+
+
+def test_the_index_finds_what_the_linear_search_finds() -> None:
+    verbs = sorted({r.rule.verb for r in ROUTES} | {"HEAD", "PUT", "PATCH", ""})
+    paths = _near_misses()
+    assert len(paths) > 500
+    found = 0
+    for path in paths:
+        assert allowed(path) == _linear_allowed(path), path
+        for verb in verbs:
+            assert find(verb, path) == _linear_find(verb, path), (verb, path)
+            found += find(verb, path) is not None
+    assert found > 200  # (and many of them do match some route)
 
 
 def test_expand_needs_every_field() -> None:

@@ -7,13 +7,15 @@ percent-decoded, as the request field of that proto name (reported by its JSON n
 a trailing `:verb` is literal. `find` tries the rules before the additional bindings
 (`/{tenant}/...`) and, among those, the templates with more literal parts first, so
 `/tasks/x:cancel` is CancelTask and `/tasks/tasks` is GetTask, never ListTasks of a
-tenant named `tasks`.
+tenant named `tasks`. An index by the shape of a path (`_Index`) gives the few routes
+that could take it, so a search tries those, not every route.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from itertools import product
 from typing import Final, NamedTuple
 from urllib.parse import quote, unquote
 
@@ -121,12 +123,71 @@ ROUTES: Final[tuple[Route, ...]] = tuple(
 """Every route of every method, in the order `find` tries them."""
 
 
+_Table = dict[tuple[str | None, ...], tuple[Route, ...]]
+
+
+class _Index:
+    """Some routes (in `ROUTES` order) by the shape of the paths they take: a path's
+    segment count, then at each position where some of them hold a literal, that
+    literal or `None` for any other part (a part's `:verb` aside, as literals hold no
+    `:`). Each key holds the routes that could match a path of it, so a search tries
+    those alone, in the order the linear one would, and finds what it would."""
+
+    def __init__(self, routes: tuple[Route, ...]) -> None:
+        self._shapes: dict[int, tuple[tuple[tuple[int, frozenset[str]], ...], _Table]] = {}
+        for n in sorted({len(r.segments) for r in routes}):
+            group = [r for r in routes if len(r.segments) == n]
+            slots = tuple(
+                (i, frozenset(lits))
+                for i in range(n)
+                if (lits := {s for r in group if (s := r.segments[i]) is not None})
+            )
+            table: _Table = {}
+            for key in product(*((*sorted(lits), None) for _, lits in slots)):
+                fits = tuple(
+                    r
+                    for r in group
+                    if all(
+                        r.segments[i] is None or r.segments[i] == k
+                        for (i, _), k in zip(slots, key, strict=True)
+                    )
+                )
+                if fits:
+                    table[key] = fits
+            self._shapes[n] = slots, table
+
+    def candidates(self, path: str) -> tuple[Route, ...]:
+        """The routes that could match `path`, in `ROUTES` order (none that could not
+        match it is left out; some may still not)."""
+        if not path.startswith("/"):
+            return ()
+        parts = path[1:].split("/")
+        shape = self._shapes.get(len(parts))
+        if shape is None:
+            return ()
+        slots, table = shape
+        key = []
+        for i, lits in slots:
+            part = parts[i].partition(":")[0]
+            key.append(part if part in lits else None)
+        return table.get(tuple(key), ())
+
+
+_BY_VERB: Final[dict[str, _Index]] = {
+    verb: _Index(tuple(r for r in ROUTES if r.rule.verb == verb))
+    for verb in sorted({r.rule.verb for r in ROUTES})
+}
+_ALL: Final = _Index(ROUTES)
+
+
 def _search(verb: str, path: str) -> tuple[Route, dict[str, str]] | None:
-    for route in ROUTES:
-        if route.rule.verb == verb:
-            values = route.match(path)
-            if values is not None:
-                return route, values
+    index = _BY_VERB.get(verb)
+    if index is None:
+        return None
+    for route in index.candidates(path):
+        values = route.match(path)
+        if values is not None:
+            return route, values
     return None
 
 
@@ -138,7 +199,7 @@ _EXACT: Final[dict[tuple[str, str], Route]] = {
     and _search(route.rule.verb, path) == (route, {})
 }
 """The routes whose path holds no field (`/message:send` ...), by verb and path: what
-the search finds for that very path, found without it (it tries every route in turn)."""
+the search finds for that very path, found without computing its shape."""
 
 
 def find(verb: str, path: str) -> tuple[Route, dict[str, str]] | None:
@@ -151,7 +212,7 @@ def find(verb: str, path: str) -> tuple[Route, dict[str, str]] | None:
 
 def allowed(path: str) -> list[str]:
     """The verbs some route takes at `path` (for a 405 `Allow`)."""
-    return sorted({r.rule.verb for r in ROUTES if r.match(path) is not None})
+    return sorted({r.rule.verb for r in _ALL.candidates(path) if r.match(path) is not None})
 
 
 def route_of(method: Method[msgspec.Struct, msgspec.Struct], *, tenant: bool = False) -> Route:
