@@ -285,7 +285,7 @@ async def test_stop_ends_open_streams_at_once(raw: Raw) -> None:
     first = _convert.decode(t.StreamResponse, await anext(stream))
     assert first.which_payload == "task"
     await raw.agent.started.wait()
-    async with asyncio.timeout(5):  # (not the grace period: the stream ends first)
+    async with asyncio.timeout(10):  # (not the grace period, 30 s: the stream ends first)
         stopping = asyncio.create_task(raw.server.stop(grace=30))
         rest = [e async for e in stream]
         await stopping
