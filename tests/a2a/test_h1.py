@@ -162,6 +162,7 @@ def test_bare_lf_line_ends_and_folded_headers_are_read() -> None:
     [
         (b"HTTP/1.1 200 OK\r\nContent-Length: 1, 2\r\n\r\n", "invalid Content-Length"),
         (b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", "invalid Content-Length"),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: " + b"9" * 5000 + b"\r\n\r\n", "invalid Content"),
         (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", "unsupported Transfer-Encoding"),
         (b"HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n", "invalid header line"),
         (b"HTTP/2 200 OK\r\n\r\n", "invalid status line"),

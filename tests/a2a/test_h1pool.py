@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import httpx
 import pytest
 import uvicorn
 
@@ -28,7 +29,9 @@ from interlink.a2a.client._h1pool import (
     ReadTimeout,
     Response,
     WriteTimeout,
+    _split,
 )
+from interlink.a2a.client._http import http_pool
 from tests.a2a.agents import Scripted, card
 from tests.a2a.conftest import free_socket
 
@@ -132,6 +135,36 @@ async def test_connections_are_kept_alive_and_reused() -> None:
         finally:
             await pool.aclose()
         assert await server.closed.get() == 0  # (closed with the pool)
+
+
+async def test_bytes_past_an_answer_are_never_the_next_answer() -> None:
+    """A server that sends more than its answer's Content-Length (here: a whole second
+    answer at once): the connection is dropped, the next request gets its own answer."""
+
+    async def overrun(seen: Seen, writer: asyncio.StreamWriter) -> bool:
+        extra = b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nforged" if seen.conn == 0 else b""
+        writer.write(OK + extra)
+        return True
+
+    async with Server(overrun).running() as server:
+        pool = Pool(5, 5)
+        try:
+            for _ in range(2):
+                response = await get(pool, server.url, "POST")
+                assert (response.status_code, response.content) == (200, b"ok")
+            assert [s.conn for s in server.seen] == [0, 1]
+        finally:
+            await pool.aclose()
+
+
+def test_an_invalid_port_is_a_connect_error() -> None:
+    with pytest.raises(ConnectError, match="invalid port"):
+        _split("http://127.0.0.1:99999/")
+
+
+def test_a_path_goes_out_escaped_once() -> None:
+    _, target, host, _ = _split("http://[::1]:8080/a b/\u00e9t\u00e9/%41?q=1 2")
+    assert (target, host) == ("/a%20b/%C3%A9t%C3%A9/%41?q=1%202", "[::1]:8080")
 
 
 async def test_an_expired_idle_connection_is_not_reused() -> None:
@@ -533,3 +566,23 @@ async def test_the_a2a_client_talks_over_its_own_pool(http: Parser) -> None:
     with pytest.raises(A2ATransportError, match="SendMessage failed"):  # (stopped)
         async with A2AClient(client.resolved, timeout=1, connect_timeout=1) as gone:
             await gone.send_message("hello")
+
+
+@pytest.mark.parametrize("variable", ["HTTPS_PROXY", "http_proxy", "ALL_PROXY"])
+async def test_a_proxy_in_the_environment_is_gone_through_with_httpx(
+    variable: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pool speaks no proxy: where the environment names one, the default client is
+    httpx's, which goes through it (and honours NO_PROXY)."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    plain = http_pool(5, 5)
+    monkeypatch.setenv(variable, "http://127.0.0.1:9")
+    proxied = http_pool(5, 5)
+    try:
+        assert isinstance(plain, Pool)
+        assert isinstance(proxied, httpx.AsyncClient)
+    finally:
+        await plain.aclose()
+        await proxied.aclose()

@@ -250,7 +250,7 @@ class ResponseParser:
             self.state = State.CHUNK_SIZE
         elif lengths:
             values = {v.strip() for value in lengths for v in value.split(b",")}
-            if len(values) != 1 or not (length := values.pop()).isdigit():
+            if len(values) != 1 or not (length := values.pop()).isdigit() or len(length) > 18:
                 raise RemoteProtocolError(f"invalid Content-Length {sorted(lengths)!r}")
             self._left = int(length)
             self._check_body(self._left)

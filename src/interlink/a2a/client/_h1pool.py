@@ -34,11 +34,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import os
 import select
 import ssl
 from collections.abc import AsyncIterator, Iterable
 from typing import Final, cast
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from interlink.a2a.client._h1 import (
     END,
@@ -136,11 +137,15 @@ def _split(url: str) -> tuple[Origin, str, str, str]:
     if not host:
         raise ConnectError(f"no host in {url!r}")
     default = 443 if scheme == "https" else 80
-    port = parts.port or default
+    try:
+        port = parts.port or default
+    except ValueError:  # (not a number, or out of range)
+        raise ConnectError(f"invalid port in {url!r}") from None
     shown = f"[{host}]" if ":" in host else host
     authority = shown if port == default else f"{shown}:{port}"
-    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    bare = f"{scheme}://{authority}{parts.path or '/'}"
+    path = quote(parts.path or "/", safe=_PATH_SAFE)  # (what is escaped already stays)
+    target = path + (f"?{quote(parts.query, safe=_PATH_SAFE + '?')}" if parts.query else "")
+    bare = f"{scheme}://{authority}{path}"
     return (scheme, host, port), target, authority, bare
 
 
@@ -161,14 +166,40 @@ def _with_query(target: str, query: Iterable[tuple[str, str]]) -> str:
     return f"{path}?{urlencode([(n, v) for n, values in merged.items() for v in values])}"
 
 
+_PATH_SAFE = "/%:@!$&'()*+,;=-._~"
+"""What a path may hold unescaped (RFC 3986 pchar and `/`, and `%` of an escape)."""
+
+
+def _poll_readable(fd: int) -> bool:
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
+
+
+def _select_readable(fd: int) -> bool:  # pragma: no cover (where there is no poll)
+    readable, _, _ = select.select([fd], [], [], 0)
+    return bool(readable)
+
+
+_readable = _poll_readable if hasattr(select, "poll") else _select_readable
+"""Whether `fd` has something to read now (poll: no limit on descriptor numbers, as
+select has at 1024)."""
+
+
 @functools.cache
 def _default_ssl() -> ssl.SSLContext:
-    try:
-        import certifi
+    """Verifying, with the CA bundle of `SSL_CERT_FILE`/`SSL_CERT_DIR` where the
+    environment names one (as httpx's default does), else certifi's."""
+    cafile, capath = os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")
+    if cafile or capath:
+        context = ssl.create_default_context(cafile=cafile or None, capath=capath or None)
+    else:
+        try:
+            import certifi
 
-        context = ssl.create_default_context(cafile=certifi.where())
-    except ImportError:  # pragma: no cover (httpx brings certifi)
-        context = ssl.create_default_context()
+            context = ssl.create_default_context(cafile=certifi.where())
+        except ImportError:  # pragma: no cover (httpx brings certifi)
+            context = ssl.create_default_context()
     context.set_alpn_protocols(["http/1.1"])
     return context
 
@@ -248,10 +279,9 @@ class _Connection(asyncio.Protocol):
         if sock is None:
             return True
         try:
-            readable, _, _ = select.select([sock.fileno()], [], [], 0)
+            return not _readable(sock.fileno())
         except (OSError, ValueError):
             return False
-        return not readable
 
     def close(self) -> None:
         self.closed = True
@@ -487,7 +517,14 @@ class Pool:
 
     def _release(self, conn: _Connection) -> None:
         parser = conn.parser
-        if self._closed or conn.closed or parser is None or not parser.keep_alive:
+        if (
+            self._closed
+            or conn.closed
+            or parser is None
+            or not parser.keep_alive
+            or parser.buffered
+        ):
+            # (bytes past the answer's end: not an answer to the next request)
             self._discard(conn)
             return
         conn.parser = None

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -58,9 +59,17 @@ def http_client(timeout: float, connect_timeout: float) -> httpx.AsyncClient:
     )
 
 
-def http_pool(timeout: float, connect_timeout: float) -> Pool:
-    """The HTTP client the A2A client opens when it is given none (the same timeouts
-    and keep-alive as `http_client`'s)."""
+_PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+
+
+def http_pool(timeout: float, connect_timeout: float) -> HttpClient:
+    """The HTTP client the A2A client opens when it is given none: its own pool (the
+    same timeouts and keep-alive as `http_client`'s), or, where the environment names a
+    proxy (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`, in either case), `http_client`,
+    whose httpx goes through it and honours `NO_PROXY` (the pool speaks no proxy)."""
+    environ = os.environ
+    if any(environ.get(name) or environ.get(name.lower()) for name in _PROXY_VARIABLES):
+        return http_client(timeout, connect_timeout)
     return Pool(timeout, connect_timeout, keepalive_expiry=KEEPALIVE_EXPIRY)
 
 
