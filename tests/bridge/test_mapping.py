@@ -263,3 +263,35 @@ async def test_message_chunks_queued_together_go_out_as_one_artifact_update() ->
     assert fourth.append
     ids = {e.artifact.artifact_id for e in (first, third, fourth)}
     assert ids == {first.artifact.artifact_id}
+
+
+@pytest.mark.timeout(10)
+async def test_a_turn_whose_prompt_is_stopped_before_it_starts_still_ends() -> None:
+    """A prompt's task cancelled before its first step (as `aclose` may, in the loop pass
+    that created it) never runs: its turn gets its end all the same, and the agent is
+    never asked."""
+    import asyncio
+
+    from interlink.bridge._a2a import _End, _Turn
+    from interlink.bridge._pool import Launch, Member
+
+    member: Member[_Turn] = Member(0, Launch(["true"], s.ClientCapabilities()))
+    turn = _Turn("task", "ctx", "sess", 1 << 20, member)
+
+    class Agent:
+        asked = 0
+
+        async def prompt(self, session_id: str, blocks: object) -> s.PromptResponse:
+            Agent.asked += 1
+            raise AssertionError("not to be asked")
+
+    prompt = asyncio.create_task(turn.run(Agent(), []))  # type: ignore[arg-type]
+    prompt.add_done_callback(turn.prompt_over)
+    prompt.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await prompt
+    end = await turn.get()
+    assert isinstance(end, _End)
+    assert end.response is None
+    assert "stopped" in str(end.error)
+    assert Agent.asked == 0

@@ -456,3 +456,24 @@ def test_a_notification_not_decoded_whole_goes_to_the_other_step() -> None:
     assert peer.receive(b'{"jsonrpc":"2.0","method":"other"}\n') == []
     assert type(only(peer.receive(b'{"jsonrpc":"2.0","method":"other"}\n'))) is Notification
     assert [n.method for n in notes] == ["note", "other", "other"]
+
+
+def test_a_step_that_registers_notifications_leaves_the_rest_of_the_read_whole() -> None:
+    """A handler's first step runs mid-read: one that registers notification types (which
+    makes new ones) does not break the frames after it in the same read."""
+    peer: Server = Peer(PROFILE)
+    peer.decode_notifications({"note": Text})
+    stepped: list[str] = []
+
+    def step(method: str, params: object) -> bool:
+        assert isinstance(params, Text)
+        stepped.append(params.text)
+        peer.decode_notifications({"note": Text, "other": Text})
+        return True
+
+    peer.step_notifications(step)
+    note = b'{"jsonrpc":"2.0","method":"note","params":{"text":"%s"}}\n'
+    assert type(only(peer.receive(note % b"0"))) is Notification  # (a streak's first)
+    peer.handled()
+    assert peer.receive(note % b"1" + note % b"2" + note % b"3") == []
+    assert stepped == ["1", "2", "3"]

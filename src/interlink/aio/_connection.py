@@ -674,6 +674,8 @@ class Connection:
         except Exception as exc:
             self._failed(method, exc)
             return True
+        except asyncio.CancelledError:  # (it awaited what was cancelled: it is over)
+            return True
         if waits_on is not _STEPPED:
             self._handle_later(method, handling, waits_on)
         return True
@@ -731,8 +733,11 @@ class Connection:
         """`_step_decoded` for a notification not decoded with its envelope."""
         if self._inbox or self._inbox_busy or self._unstarted:
             return False
-        handling = self._handle(note).__await__()  # (`_handle` raises nothing)
-        waits_on = next(handling, _STEPPED)
+        handling = self._handle(note).__await__()  # (`_handle` raises no Exception)
+        try:
+            waits_on = next(handling, _STEPPED)
+        except asyncio.CancelledError:  # (it awaited what was cancelled: it is over)
+            return True
         if waits_on is not _STEPPED:
             self._handle_later(note.method, handling, waits_on)
         return True

@@ -50,7 +50,7 @@ import logging
 import os
 import re
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -149,6 +149,7 @@ class _Turn:
         self.given_up = False
         self.ended = asyncio.Event()
         self.prompt: asyncio.Task[None] | None = None
+        self.running = False  # (its prompt's task took its first step)
 
     def fits(self, size: int) -> bool:
         """Whether `size` more bytes may be queued now (one item always fits)."""
@@ -238,10 +239,11 @@ class _Turn:
             return self.chunk(item.parts)
         return item  # type: ignore[return-value]
 
-    async def run(self, prompt: Awaitable[s.PromptResponse]) -> None:
+    async def run(self, agent: acp.ClientSideConnection, blocks: list[s.ContentBlock]) -> None:
         """The prompt's task: its answer (or what it failed with) queued as the end."""
+        self.running = True
         try:
-            response = await prompt
+            response = await agent.prompt(self.session_id, blocks)
         except asyncio.CancelledError:
             self.put_now(_End(None, ConnectionClosed("the turn was stopped")))
             raise
@@ -249,6 +251,11 @@ class _Turn:
             self.put_now(_End(None, error))
         else:
             self.put_now(_End(response, None))
+
+    def prompt_over(self, prompt: asyncio.Task[None]) -> None:
+        """A prompt's task cancelled before its first step queued no end: queue it."""
+        if not self.running:
+            self.put_now(_End(None, ConnectionClosed("the turn was stopped")))
 
     def status(
         self,
@@ -581,7 +588,8 @@ class AcpBridge(AgentExecutor):
             turn = _Turn(context.task_id, context.context_id, session_id, self.queue_bytes, member)
             self._turns[turn.task_id] = turn
             member.turns[session_id] = turn
-            turn.prompt = asyncio.create_task(turn.run(agent.prompt(session_id, blocks)))
+            turn.prompt = asyncio.create_task(turn.run(agent, blocks))
+            turn.prompt.add_done_callback(turn.prompt_over)
         except BaseException:
             if self._busy.get(context.context_id) == context.task_id:
                 del self._busy[context.context_id]

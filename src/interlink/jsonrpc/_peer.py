@@ -322,7 +322,8 @@ class Peer(Generic[W, T]):
                 except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
                     typed = None
                 else:
-                    method = self._typed_methods[type(note)]
+                    # (by its tag: a handler stepped below may register others)
+                    method = type(note).__struct_config__.tag  # type: ignore[attr-defined]
                     # (taken, when nothing is ahead of it here)
                     if step is not None and not events and step(method, note.params):  # type: ignore[attr-defined]
                         continue

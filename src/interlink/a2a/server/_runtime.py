@@ -366,8 +366,9 @@ class LiveTask:
         self.pending_push: list[PushConfig] = []
         self.lock = asyncio.Lock()
         #: the store's methods never wait (`MemoryTaskStore`): a write cannot be cut
-        #: short, nor can anything come between its parts
-        self._never_suspends: bool = getattr(store, "writes_never_suspend", False)
+        #: short, nor can anything come between its parts. Only a class that says so
+        #: itself counts: a subclass may override methods with ones that wait.
+        self._never_suspends: bool = vars(type(store)).get("writes_never_suspend") is True
         self._waiters: list[asyncio.Future[None]] = []
         self._follower: asyncio.Task[None] | None = None
         self._follow_again = False

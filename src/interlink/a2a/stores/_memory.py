@@ -70,8 +70,9 @@ class MemoryTaskStore:
 
     writes_never_suspend = True
     """Its methods never wait: a cancellation cannot land in the middle of a write, and
-    nothing comes between a task's writes (the runtime takes no lock for them). A
-    subclass whose methods may wait sets it to False."""
+    nothing comes between a task's writes (the runtime takes no lock for them). Only
+    the class that sets it counts: a subclass is written to as any store (with the
+    lock) unless it sets it True itself."""
 
     def __init__(self) -> None:
         self._tasks: dict[_Key, TaskRow] = {}
