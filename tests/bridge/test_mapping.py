@@ -295,3 +295,23 @@ async def test_a_turn_whose_prompt_is_stopped_before_it_starts_still_ends() -> N
     assert end.response is None
     assert "stopped" in str(end.error)
     assert Agent.asked == 0
+
+
+@pytest.mark.timeout(10)
+async def test_a_second_get_while_one_waits_is_refused_not_left_waiting() -> None:
+    """A turn has one driver; a second `get` beside a waiting one would wait on a future
+    nobody wakes: it fails at once instead, and the first still gets the next item."""
+    import asyncio
+
+    from interlink.bridge._a2a import _Turn
+    from interlink.bridge._pool import Launch, Member
+
+    member: Member[_Turn] = Member(0, Launch(["true"], s.ClientCapabilities()))
+    turn = _Turn("task", "ctx", "sess", 1 << 20, member)
+    first = asyncio.create_task(turn.get())
+    await asyncio.sleep(0)  # (let it start waiting: no item is queued)
+    with pytest.raises(RuntimeError, match="second get"):
+        await turn.get()
+    assert turn.put_chunk(t.Part(text="a"), 1)
+    got = await asyncio.wait_for(first, 5)
+    assert isinstance(got, t.TaskArtifactUpdateEvent)

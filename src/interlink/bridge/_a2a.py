@@ -223,9 +223,13 @@ class _Turn:
             wanted.set_result(None)
 
     async def get(self) -> _Item:
-        """The next item (chunks as one artifact update of their parts)."""
+        """The next item (chunks as one artifact update of their parts). One driver
+        takes them (the server runs one executor of a task at a time): a second `get`
+        while one waits is a bug, refused rather than left waiting for ever."""
         items = self._items
         while not items:
+            if self._wanted is not None:
+                raise RuntimeError(f"turn {self.task_id}: a second get while one waits")
             self._wanted = self._loop.create_future()
             try:
                 await self._wanted
