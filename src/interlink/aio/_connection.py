@@ -62,6 +62,7 @@ from typing import Protocol, TypeVar, cast
 
 import msgspec
 
+from interlink._eager import eager_task
 from interlink.jsonrpc import (
     DEFAULT_CODEC,
     AnyRequest,
@@ -788,11 +789,18 @@ class Connection:
             except RpcError as exc:
                 self._answered(self._peer.refuse(request.id, exc))
                 return
-        task = asyncio.create_task(self._serve(request), context=self._request_context.copy())
+        # Its first step runs here, in the reader's (most handlers answer in it): one
+        # loop round less a request. It is in flight (and counted unstarted) before.
         self._unstarted += 1
+        id = request.id
+        task = eager_task(
+            self._serve(request),
+            None,
+            lambda task: self._in_flight.__setitem__(id, task),
+            self._request_context.copy(),
+        )
         if release is not None:
             task.add_done_callback(lambda _: release())
-        self._in_flight[request.id] = task
 
     async def _serve(self, request: AnyRequest) -> None:
         """Run the handler and answer; a peer's cancel answers -32800."""
