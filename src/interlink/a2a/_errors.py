@@ -186,6 +186,11 @@ def error_from_status(message: str, details: Sequence[object], status: str = "")
 # -- what a client raises besides the errors above ------------------------------------
 
 
+class InvalidEventSequence(Exception):
+    """An executor published an event that cannot follow the previous ones (the task
+    lifecycle's refusal, `_lifecycle.TABLE`)."""
+
+
 class A2AInvalidParams(InvalidParams):
     """-32602 from an A2A agent; `violations` are the `google.rpc.BadRequest` items."""
 

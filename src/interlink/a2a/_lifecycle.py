@@ -15,9 +15,13 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
-from interlink.a2a._errors import TaskNotCancelable, TaskNotFound, UnsupportedOperation
+from interlink.a2a._errors import (
+    InvalidEventSequence,
+    TaskNotCancelable,
+    TaskNotFound,
+    UnsupportedOperation,
+)
 from interlink.a2a._types import TaskState
-from interlink.a2a.server._executor import InvalidEventSequence
 
 __all__ = ["ACTIVE", "INTERRUPTED", "NEW", "STATES", "TABLE", "TERMINAL", "refusal", "step"]
 

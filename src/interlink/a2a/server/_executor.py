@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import ClassVar, Protocol
 
+from interlink.a2a._errors import InvalidEventSequence as InvalidEventSequence
 from interlink.a2a._types import (
     Artifact,
     Message,
@@ -76,10 +77,6 @@ def _fresh_ids() -> list[str]:
 
 if hasattr(os, "register_at_fork"):  # pragma: no branch - every POSIX system has it
     os.register_at_fork(after_in_child=_ids.clear)
-
-
-class InvalidEventSequence(Exception):
-    """An executor published an event that cannot follow the previous ones."""
 
 
 @dataclass(frozen=True)
