@@ -124,3 +124,32 @@ def test_a_card_with_1_0_interfaces_is_read_as_it_is() -> None:
     merged = {**V03_CARD, "supportedInterfaces": interfaces}
     card = _decode_card(msgspec.json.encode(merged), "http://x/")
     assert [i.protocol_version for i in card.supported_interfaces] == ["1.0"]
+
+
+async def test_a_0_3_delete_answered_without_result_is_its_null_result_and_no_other() -> None:
+    """The 0.3 SDK's server drops the null `result` of a delete (`{"id":5,"jsonrpc":"2.0"}`):
+    that answer, to that id, is the delete's null result; without a result any other
+    method's answer, or an answer to another id, is still an invalid response."""
+    from interlink.a2a import InvalidAgentResponse
+    from interlink.a2a.client._jsonrpc import JsonRpcTransport
+    from interlink.a2a.client._transport import TransportConfig
+
+    transport = JsonRpcTransport(TransportConfig("http://127.0.0.1:9/", version="0.3"))
+    try:
+        delete, get = METHODS["DeleteTaskPushNotificationConfig"], METHODS["GetTask"]
+        bare = b'{"id":5,"jsonrpc":"2.0"}'
+        assert isinstance(transport._result(delete, bare, 5), msgspec.Struct)
+        with pytest.raises(InvalidAgentResponse, match="not a JSON-RPC response"):
+            transport._result(delete, bare, 6)
+        with pytest.raises(InvalidAgentResponse, match="not a JSON-RPC response"):
+            transport._result(get, bare, 5)
+        with pytest.raises(InvalidAgentResponse, match="not a JSON-RPC response"):
+            transport._result(delete, b'{"id":5,"jsonrpc":"2.0","extra":1}', 5)
+        v10 = JsonRpcTransport(TransportConfig("http://127.0.0.1:9/"))
+        try:
+            with pytest.raises(InvalidAgentResponse, match="not a JSON-RPC response"):
+                v10._result(delete, bare, 5)
+        finally:
+            await v10.aclose()
+    finally:
+        await transport.aclose()

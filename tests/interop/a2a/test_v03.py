@@ -407,9 +407,7 @@ async def test_stream_and_resubscribe(sdk_server: SdkServer) -> None:
                     pass
 
 
-async def test_push_configs_over_0_3_http_json(sdk_server: SdkServer) -> None:
-    if sdk_server.binding != "HTTP+JSON":
-        pytest.skip("the JSON-RPC peer keeps no push configs")
+async def test_push_configs_over_0_3(sdk_server: SdkServer) -> None:
     async with await A2AClient.connect(sdk_server.url) as client:
         asked = await client.send_message("ask")
         assert isinstance(asked, t.Task)
@@ -423,7 +421,13 @@ async def test_push_configs_over_0_3_http_json(sdk_server: SdkServer) -> None:
             "tok",
         )
         assert await client.get_push_config(asked.id, "c1") == made
-        # the SDK's server has the routes of these two and does not serve them
+        if sdk_server.binding == "JSONRPC":
+            # over JSON-RPC the 0.3 SDK serves list and delete too
+            assert (await client.list_push_configs(asked.id)).configs == [made]
+            await client.delete_push_config(asked.id, "c1")
+            assert (await client.list_push_configs(asked.id)).configs == []
+            return
+        # over HTTP+JSON the SDK's server has the routes of these two and does not serve them
         with pytest.raises(InternalError, match="unknown exception"):
             await client.list_push_configs(asked.id)
         with pytest.raises(A2AHttpError) as no_delete:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import AsyncGenerator, Mapping
 from types import MappingProxyType
-from typing import Final, Protocol, TypeVar
+from typing import Final, Literal, Protocol, TypeVar
 
 import httpx
 import msgspec
@@ -63,6 +63,11 @@ class Dialect(HttpDialect, Protocol):
         `InvalidAgentResponse` when it is not one."""
         ...
 
+    def null_result_may_be_absent(self, method: Method[msgspec.Struct, msgspec.Struct]) -> bool:
+        """Whether an answer to `method` with neither `result` nor `error` means a null
+        result (JSON-RPC wants `"result": null`; some servers drop null members)."""
+        ...
+
 
 class _V10:
     """A2A 1.0: the proto's method names, ProtoJSON, `ErrorInfo` errors."""
@@ -85,6 +90,9 @@ class _V10:
 
     def error(self, body: bytes) -> RpcError | None:
         return error_of(body)
+
+    def null_result_may_be_absent(self, method: Method[msgspec.Struct, msgspec.Struct]) -> bool:
+        return False  # (no 1.0 result is null: an empty one is `{}`)
 
 
 V10: Final[Dialect] = _V10()
@@ -143,7 +151,22 @@ class JsonRpcTransport(HttpTransport[Dialect]):
             assert error is not None
             raise error
         if not isinstance(message, SuccessResponse):
+            if self.dialect.null_result_may_be_absent(method) and _bare_answer(body) == id_:
+                return self.dialect.decode_result(method, msgspec.Raw(b"null"))
             raise InvalidAgentResponse(f"{method.name}: not a JSON-RPC response: {body[:200]!r}")
         if message.id != id_:
             raise InvalidAgentResponse(f"{method.name}: answer to id {message.id!r}, not {id_}")
         return self.dialect.decode_result(method, message.result)
+
+
+class _Bare(msgspec.Struct, forbid_unknown_fields=True):
+    jsonrpc: Literal["2.0"]
+    id: int | str | None
+
+
+def _bare_answer(body: bytes) -> int | str | None:
+    """The id of an answer holding nothing but `jsonrpc` and `id` (None: not one)."""
+    try:
+        return msgspec.json.decode(body, type=_Bare).id
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None

@@ -74,6 +74,10 @@ class _V03:
     def decode_result(self, method: Method[msgspec.Struct, R], result: msgspec.Raw) -> R:
         return _result(method, lambda: msgspec.json.decode(result))
 
+    def null_result_may_be_absent(self, method: Method[msgspec.Struct, msgspec.Struct]) -> bool:
+        # the 0.3 delete's result is null, which the 0.3 SDK's server leaves out
+        return method.name == "DeleteTaskPushNotificationConfig"
+
     def error(self, body: bytes) -> RpcError | None:
         message = decode_message(body)
         if not isinstance(message, ErrorResponse):

@@ -74,20 +74,19 @@ def main() -> None:
         preferred_transport="HTTP+JSON" if rest else "JSONRPC",
         version="1.0.0",
         protocol_version="0.3.0",
-        capabilities=AgentCapabilities(streaming=True, push_notifications=rest),
+        capabilities=AgentCapabilities(streaming=True, push_notifications=True),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[AgentSkill(id="echo", name="Echo", description="Echoes.", tags=["peer"])],
     )
+    handler = DefaultRequestHandler(
+        PeerExecutor(),
+        InMemoryTaskStore(),
+        push_config_store=InMemoryPushNotificationConfigStore(),
+    )
     if rest:
-        handler = DefaultRequestHandler(
-            PeerExecutor(),
-            InMemoryTaskStore(),
-            push_config_store=InMemoryPushNotificationConfigStore(),
-        )
         app = A2ARESTFastAPIApplication(agent_card=card, http_handler=handler).build()
     else:
-        handler = DefaultRequestHandler(PeerExecutor(), InMemoryTaskStore())
         app = A2AStarletteApplication(agent_card=card, http_handler=handler).build()
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
