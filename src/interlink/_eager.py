@@ -40,7 +40,9 @@ def eager_task(
     if context is None:
         context = contextvars.copy_context()
     resumed = _Resumed(job)
-    task = loop.create_task(resumed, name=name, context=context)
+    # (the Task itself, not the loop's task factory: an eager factory, as Python 3.12's
+    # `eager_task_factory`, would step the job before its first step here)
+    task = asyncio.Task(resumed, loop=loop, name=name, context=context)
     made(task)
     current = asyncio.current_task(loop)
     if current is not None:
@@ -87,6 +89,18 @@ class _Resumed(Coroutine[Any, Any, None]):
             if self._ended is not None:  # (it ended before the task stepped: that stands)
                 ended, self._ended = self._ended, None
                 raise ended
+            # Cancelled before the task took up the future the first step waits on: do
+            # as a task does with its waiter, cancel that future and wait on it (its end
+            # throws the cancel in), so that what it stands for (a task, a gather) stops
+            # too rather than run on with nobody awaiting it.
+            waits_on = self._yielded
+            if (
+                args
+                and isinstance(args[0], asyncio.CancelledError)
+                and getattr(waits_on, "_asyncio_future_blocking", False)
+                and waits_on.cancel()
+            ):
+                return waits_on
         return self._job.throw(*args)
 
     def close(self) -> None:

@@ -83,3 +83,55 @@ async def test_a_cancel_after_the_job_ended_leaves_its_end() -> None:
     task.cancel()
     await asyncio.wait([task])
     assert task.done()
+
+
+async def test_a_cancel_before_the_task_stepped_cancels_what_the_first_step_waits_on() -> None:
+    """Cancelled before its task took up the future its first step waits on, the job
+    gets the cancel there and that future is cancelled too (a task it stands for stops),
+    as a task's waiter is."""
+    never = asyncio.Event()
+    inner: list[asyncio.Task[None]] = []
+    got: list[str] = []
+
+    async def job() -> None:
+        inner.append(asyncio.create_task(never.wait()))  # type: ignore[arg-type]
+        try:
+            await inner[0]
+        except asyncio.CancelledError:
+            got.append("cancelled")
+            raise
+
+    task = eager_task(job(), "job", lambda _: None)
+    task.cancel()  # (before the task's first step: its waiter is not known to it)
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert got == ["cancelled"]
+    assert inner[0].cancelled()
+
+
+async def test_a_loop_task_factory_is_not_used() -> None:
+    """The task is made as a plain Task: a factory that steps a coroutine itself (as
+    Python 3.12's `eager_task_factory`) would step the job once too often."""
+    loop = asyncio.get_running_loop()
+    made_by_factory: list[object] = []
+
+    def factory(
+        loop: asyncio.AbstractEventLoop, coro: object, **kwargs: object
+    ) -> asyncio.Task[object]:
+        made_by_factory.append(coro)
+        return asyncio.Task(coro, loop=loop, **kwargs)  # type: ignore[arg-type]
+
+    steps: list[int] = []
+
+    async def job() -> None:
+        steps.append(1)
+
+    old = loop.get_task_factory()
+    loop.set_task_factory(factory)  # type: ignore[arg-type]
+    try:
+        task = eager_task(job(), "job", lambda _: None)
+        await task
+    finally:
+        loop.set_task_factory(old)
+    assert steps == [1]
+    assert made_by_factory == []

@@ -324,6 +324,46 @@ async def test_cancelling_an_awaited_request_sends_cancel_and_the_peer_answers_3
         assert as_json(await peer.recv())["id"] == "ping"
 
 
+@pytest.mark.parametrize("how", ["task", "gather"])
+async def test_a_cancel_in_the_same_read_as_its_request_stops_what_the_handler_awaits(
+    raw_pair: tuple[Connection, RawPeer], how: str
+) -> None:
+    """The handler's first step runs as its request is read and waits on a task (or a
+    gather); the peer's cancel in the same read reaches the handler's task before that
+    task ever stepped: what the handler awaits is cancelled with it, as a task's waiter
+    is, not left running after the -32800 answer."""
+    conn, peer = raw_pair
+    never = asyncio.Event()
+    inner: list[asyncio.Task[str]] = []
+
+    async def work() -> str:
+        await never.wait()
+        return "ran on"
+
+    async def wait(params: Note) -> str:
+        if how == "task":
+            inner.append(asyncio.create_task(work()))
+            return await inner[0]
+        (result,) = await asyncio.gather(work())
+        return result
+
+    conn.on_request(WAIT, wait)
+    async with conn, asyncio.timeout(5):
+        await peer.send(
+            b'{"jsonrpc":"2.0","id":1,"method":"wait","params":{"text":"x"}}\n'
+            b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":1}}'
+        )
+        answer = as_json(await peer.recv())
+        assert (answer["id"], answer["error"]["code"]) == (1, -32800)  # type: ignore[index]
+        left = [t for t in asyncio.all_tasks() if t.get_coro().__qualname__.endswith("work")]  # type: ignore[union-attr]
+        for task in left:
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        assert not [t for t in left if not t.cancelled()]
+        if how == "task":
+            assert inner[0].cancelled()
+
+
 async def test_incoming_cancel_request_cancels_the_handler(
     raw_pair: tuple[Connection, RawPeer],
 ) -> None:
