@@ -176,6 +176,36 @@ def test_broken_answers_are_the_servers_fault(answer: bytes, error: str) -> None
         parse(answer)
 
 
+@pytest.mark.parametrize(
+    "status_line",
+    [b"HTTP/1.1 099 Low", b"HTTP/1.1 000 Zero", b"HTTP/1.1 20 Short", b"HTTP/1.1 2000 Long",
+     b"HTTP/1.1 +20 Sign", b"HTTP/1.1 1xx Interim"],
+)  # fmt: skip
+def test_a_status_not_of_three_digits_from_100_is_refused(status_line: bytes) -> None:
+    with pytest.raises(RemoteProtocolError, match="invalid status line"):
+        parse(status_line + b"\r\nContent-Length: 0\r\n\r\n")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [b"a\rb", b"a\r", b"\ra", b"a\x00b", b"a\x1bb", b"a\x7f", b"a\x0bb", b"a\x0cb"],
+)
+def test_a_control_character_in_a_header_value_is_refused(value: bytes) -> None:
+    """A bare CR, or any CTL but HTAB: a protocol error, never a value passed on (a
+    proxy or a log behind us might read a CR as a line end)."""
+    with pytest.raises(RemoteProtocolError, match="control character"):
+        parse(b"HTTP/1.1 200 OK\r\nX-A: " + value + b"\r\nContent-Length: 0\r\n\r\n")
+    with pytest.raises(RemoteProtocolError, match="control character"):  # (folded in)
+        parse(b"HTTP/1.1 200 OK\r\nX-A: a\r\n " + value + b"\r\nContent-Length: 0\r\n\r\n")
+
+
+def test_tabs_and_obs_text_in_a_header_value_are_read() -> None:
+    head, end = parse(b"HTTP/1.1 200 OK\r\nX-A: a\tb \xe9\r\nContent-Length: 0\r\n\r\n")
+    assert isinstance(head, Head)
+    assert end == "END"
+    assert head.headers[0] == (b"x-a", b"a\tb \xe9")
+
+
 def test_identical_content_lengths_are_one() -> None:
     _, body, end = parse(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok")
     assert (body, end) == (b"ok", "END")

@@ -8,8 +8,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime
+import socket
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -23,9 +25,13 @@ from interlink.a2a import types as t
 from interlink.a2a.client._client import A2AClient
 from interlink.a2a.client._h1 import RemoteProtocolError
 from interlink.a2a.client._h1pool import (
+    KEEPALIVE_EXPIRY,
     ConnectError,
     ConnectTimeout,
     Pool,
+    PoolClosed,
+    PoolTimeout,
+    ReadError,
     ReadTimeout,
     Response,
     WriteTimeout,
@@ -47,6 +53,7 @@ class Seen:
     conn: int
     method: str
     body: bytes
+    head: str = ""
 
 
 Answer = Callable[[Seen, asyncio.StreamWriter], Awaitable[bool]]
@@ -80,7 +87,9 @@ class Server:
                     name, _, value = line.partition(":")
                     if name.lower() == "content-length":
                         length = int(value)
-                seen = Seen(index, lines[0].split(" ")[0], await reader.readexactly(length))
+                seen = Seen(
+                    index, lines[0].split(" ")[0], await reader.readexactly(length), head.decode()
+                )
                 self.seen.append(seen)
                 if not await self.answer(seen, writer):
                     break
@@ -111,7 +120,7 @@ async def ok(seen: Seen, writer: asyncio.StreamWriter) -> bool:
     return True
 
 
-def get(pool: Pool, url: str, method: str = "GET") -> Awaitable[Response]:
+def get(pool: Pool, url: str, method: str = "GET") -> Coroutine[Any, Any, Response]:
     return pool.request(method, url, [], b"{}" if method == "POST" else None)
 
 
@@ -409,6 +418,345 @@ async def test_a_refused_connection_is_a_connect_error() -> None:
     finally:
         sock.close()
         await pool.aclose()
+
+
+# -- from a hostile review: cut bodies, closing, expiry, limits, sweeping, hosts ----------
+
+
+def until_eof(sent: asyncio.Event) -> Answer:
+    """A body framed by EOF (no Content-Length, not chunked), of which a part is sent;
+    the server then holds the connection open (the rest never comes)."""
+
+    async def answer(seen: Seen, writer: asyncio.StreamWriter) -> bool:
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\npart")
+        await writer.drain()
+        sent.set()
+        await asyncio.Event().wait()
+        return False
+
+    return answer
+
+
+@pytest.mark.parametrize("closing", ["pool", "response"])
+async def test_a_body_up_to_eof_cut_by_our_own_close_is_an_error_not_an_end(
+    closing: str,
+) -> None:
+    async with Server(until_eof(asyncio.Event())).running() as server:
+        pool = Pool(5, 5)
+        try:
+            response = await pool.request("GET", server.url, [], stream=True)
+            chunks = response.aiter_bytes()
+            assert await anext(chunks) == b"part"
+
+            async def next_chunk() -> bytes:
+                return await anext(chunks)
+
+            reading = asyncio.create_task(next_chunk())
+            await asyncio.sleep(0)  # (the reader waits for the next bytes)
+            await (pool.aclose() if closing == "pool" else response.aclose())
+            async with asyncio.timeout(5):
+                with pytest.raises(ReadError, match="closed by this client"):
+                    await reading
+            with pytest.raises(ReadError, match="closed by this client"):  # (and after)
+                await anext(response.aiter_bytes())
+        finally:
+            await pool.aclose()
+
+
+async def test_a_body_up_to_eof_read_whole_and_cut_by_aclose_is_an_error() -> None:
+    sent = asyncio.Event()
+    async with Server(until_eof(sent)).running() as server:
+        pool = Pool(5, 5)
+        call = asyncio.create_task(get(pool, server.url))
+        try:
+            async with asyncio.timeout(5):
+                await sent.wait()
+                await pool.aclose()
+                with pytest.raises(ReadError, match="closed by this client"):
+                    await call
+        finally:
+            call.cancel()
+            await pool.aclose()
+
+
+async def test_a_connect_in_flight_when_the_pool_closes_is_never_used(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    loop = asyncio.get_running_loop()
+    real = loop.create_connection
+    connecting, go = asyncio.Event(), asyncio.Event()
+    made: list[asyncio.BaseTransport] = []
+
+    async def held(*args: Any, **kwargs: Any) -> Any:
+        connecting.set()
+        await go.wait()
+        transport, protocol = await real(*args, **kwargs)
+        made.append(transport)
+        return transport, protocol
+
+    monkeypatch.setattr(loop, "create_connection", held)
+    async with Server(ok).running() as server:
+        pool = Pool(5, 5)
+        call = asyncio.create_task(get(pool, server.url, "POST"))
+        async with asyncio.timeout(5):
+            await connecting.wait()
+            await pool.aclose()
+            go.set()
+            with pytest.raises(PoolClosed, match="closed while the connection was made"):
+                await call
+            assert await server.closed.get() == 0  # (the server saw it closed, unused)
+        assert len(made) == 1
+        assert made[0].is_closing()
+        assert server.seen == []
+        assert not pool._all
+
+
+async def test_a_call_waiting_for_a_connection_when_the_pool_closes_fails() -> None:
+    async with Server(chunks_held(asyncio.Event())).running() as server:
+        pool = Pool(5, 5, max_connections=1)
+        held = await pool.request("POST", server.url, [], b"hold", stream=True)
+        waiting = asyncio.create_task(get(pool, server.url, "POST"))
+        await asyncio.sleep(0)  # (it waits for the connection held)
+        await pool.aclose()
+        async with asyncio.timeout(5):
+            with pytest.raises(PoolClosed, match="closed"):
+                await waiting
+        await held.aclose()
+        assert [s.body for s in server.seen] == [b"hold"]
+
+
+def test_the_keepalive_expiry_is_below_common_server_keepalives() -> None:
+    """gunicorn closes an idle connection after 2 s, uvicorn and Node after 5, nginx
+    after 75: at most half the shortest, so a request is not written as it closes."""
+    assert KEEPALIVE_EXPIRY <= 2 / 2
+
+
+async def test_idle_time_counts_from_the_last_byte_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Not from when the reader let the connection go: the server's idle clock started
+    when it sent its last byte. (The loop's clock is moved on 1.5 s once the answer is
+    read whole: a slow reader.)"""
+    answer = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"
+
+    async def whole(seen: Seen, writer: asyncio.StreamWriter) -> bool:
+        writer.write(answer)
+        return True
+
+    loop = asyncio.get_running_loop()
+    clock = loop.time
+    async with Server(whole).running() as server:
+        pool = Pool(5, 5, keepalive_expiry=1.0)
+        try:
+            response = await pool.request("POST", server.url, [], b"{}", stream=True)
+            conn = response._conn
+            assert conn is not None
+            assert conn.parser is not None
+            assert conn.parser.received == len(answer)  # (all read, in one piece)
+            monkeypatch.setattr(loop, "time", lambda: clock() + 1.5)
+            assert [c async for c in response.aiter_bytes()] == [b"ok"]
+            assert (await get(pool, server.url, "POST")).content == b"ok"
+            assert [s.conn for s in server.seen] == [0, 1]  # (idle 1.5 s: not reused)
+        finally:
+            monkeypatch.undo()
+            await pool.aclose()
+
+
+async def test_every_reuse_polls_the_socket_for_a_close_not_read_yet() -> None:
+    """The server closes its idle side; the client's loop has not read the FIN yet (the
+    loop is held while the server closes): the POST still goes on a new connection."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(5)
+    port = listener.getsockname()[1]
+    close, closed = threading.Event(), threading.Event()
+    conns: list[socket.socket] = []
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):  # (a timeout: the test fails on its own)
+            for _ in range(2):
+                sock, _ = listener.accept()
+                sock.settimeout(5)
+                conns.append(sock)
+                request = b""
+                while not request.endswith((b"\r\n\r\n{}", b"\r\n\r\n")):
+                    if not (data := sock.recv(65536)):
+                        return
+                    request += data
+                sock.sendall(OK)
+                if len(conns) == 1:
+                    close.wait(5)
+                    sock.close()
+                    closed.set()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    pool = Pool(5, 5)
+    try:
+        assert (await get(pool, f"http://127.0.0.1:{port}/")).content == b"ok"
+        close.set()
+        assert closed.wait(5)  # (the loop is held: the FIN is not read by it yet)
+        response = await get(pool, f"http://127.0.0.1:{port}/", "POST")
+        assert response.content == b"ok"
+        assert len(conns) == 2
+    finally:
+        close.set()
+        await pool.aclose()
+        await asyncio.to_thread(thread.join, 5)
+        for sock in conns:
+            sock.close()
+        listener.close()
+
+
+def chunks_held(finish: asyncio.Event) -> Answer:
+    """A request with body `hold`: a chunked answer whose end waits for `finish`; any
+    other: `ok` at once."""
+
+    async def answer(seen: Seen, writer: asyncio.StreamWriter) -> bool:
+        if seen.body != b"hold":
+            writer.write(OK)
+            return True
+        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n")
+        await writer.drain()
+        await finish.wait()
+        writer.write(b"0\r\n\r\n")
+        return True
+
+    return answer
+
+
+@pytest.mark.parametrize("limit", [1, 2])
+async def test_a_burst_opens_at_most_max_connections_and_waiters_go_in_order(
+    limit: int,
+) -> None:
+    async with Server(ok).running() as server:
+        pool = Pool(5, 5, max_connections=limit)
+        try:
+            calls = [pool.request("POST", server.url, [], b"%d" % i) for i in range(8)]
+            async with asyncio.timeout(10):
+                answers = await asyncio.gather(*calls)
+            assert [a.content for a in answers] == [b"ok"] * 8
+            assert server.connections == limit
+            bodies = [s.body for s in server.seen]
+            assert (bodies if limit == 1 else sorted(bodies)) == [b"%d" % i for i in range(8)]
+        finally:
+            await pool.aclose()
+
+
+async def test_a_call_past_the_limit_waits_at_most_the_pool_timeout() -> None:
+    async with Server(chunks_held(asyncio.Event())).running() as server:
+        pool = Pool(0.2, 5, max_connections=1)
+        try:
+            held = await pool.request("POST", server.url, [], b"hold", stream=True)
+            async with asyncio.timeout(5):
+                with pytest.raises(PoolTimeout, match=r"no connection came free in 0\.2 s"):
+                    await get(pool, server.url, "POST")
+            await held.aclose()  # (the slot comes back: the next call connects)
+            assert (await get(pool, server.url, "POST")).content == b"ok"
+            assert server.connections == 2
+        finally:
+            await pool.aclose()
+
+
+@pytest.mark.parametrize("given", ["connection", "slot"])
+async def test_a_waiter_cancelled_once_served_passes_it_on(given: str) -> None:
+    """The connection given back (or, when it was closed, its slot) went to the first
+    waiter, cancelled before it ran: the next waiter gets it, nothing is lost."""
+    finish = asyncio.Event()
+    async with Server(chunks_held(finish)).running() as server:
+        pool = Pool(5, 5, max_connections=1)
+        try:
+            held = await pool.request("POST", server.url, [], b"hold", stream=True)
+            chunks = held.aiter_bytes()
+            assert await anext(chunks) == b"abc"
+            first = asyncio.create_task(get(pool, server.url, "POST"))
+            second = asyncio.create_task(get(pool, server.url, "POST"))
+            await asyncio.sleep(0)  # (both wait, in order)
+            (home,) = pool._origins.values()
+            assert len(home.waiters) == 2
+            if given == "connection":
+                finish.set()
+                assert [c async for c in chunks] == []  # (given back at its end)
+            else:
+                await held.aclose()  # (closed mid-body: its slot is given)
+            first.cancel()
+            async with asyncio.timeout(5):
+                assert (await second).content == b"ok"
+            assert first.cancelled()
+            assert server.connections == (1 if given == "connection" else 2)
+            assert home.count == 1
+            assert (await get(pool, server.url, "POST")).content == b"ok"
+        finally:
+            finish.set()
+            await pool.aclose()
+
+
+async def test_idle_connections_of_an_origin_not_used_again_are_swept() -> None:
+    async with Server(ok).running() as one, Server(ok).running() as other:
+        pool = Pool(5, 5, keepalive_expiry=0.05)
+        try:
+            await get(pool, one.url)
+            await get(pool, other.url)
+            async with asyncio.timeout(5):  # (neither asked again: both closed)
+                assert await one.closed.get() == 0
+                assert await other.closed.get() == 0
+            assert not pool._all
+            assert not pool._origins
+        finally:
+            await pool.aclose()
+
+
+def test_an_idn_host_goes_out_as_its_a_label() -> None:
+    origin, _, host, bare = _split("http://B\u00fccher.example:8080/x")
+    assert origin == ("http", "xn--bcher-kva.example", 8080)
+    assert host == "xn--bcher-kva.example:8080"
+    assert bare == "http://xn--bcher-kva.example:8080/x"
+    with pytest.raises(ConnectError, match="invalid host name"):
+        _split("http://a\u200db.example/")
+
+
+@pytest.mark.parametrize("url", ["http://[fe80::1%25eth0]:8080/", "http://[FE80::1%eth0]:8080/"])
+def test_an_ipv6_zone_id_is_escaped_in_host(url: str) -> None:
+    origin, _, host, _ = _split(url)
+    assert origin == ("http", "fe80::1%eth0", 8080)
+    assert host == "[fe80::1%25eth0]:8080"
+
+
+@pytest.mark.parametrize("url", ["http://[fe80::1%25]/", "http://[fe80::1%25a%2Fb]/"])
+def test_an_invalid_ipv6_zone_id_is_refused(url: str) -> None:
+    with pytest.raises(ConnectError, match=r"zone id|invalid URL"):
+        _split(url)
+
+
+@pytest.mark.parametrize(
+    ("name", "connect", "host"),
+    [
+        ("b\u00fccher.example", "xn--bcher-kva.example", "xn--bcher-kva.example"),
+        ("[fe80::1%25lo]", "fe80::1%lo", "[fe80::1%25lo]"),
+    ],
+)
+async def test_the_connect_and_the_host_header_use_the_encoded_host(
+    name: str, connect: str, host: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(The connect goes to the test's server on 127.0.0.1 whatever the name: nothing is
+    resolved.)"""
+    loop = asyncio.get_running_loop()
+    real = loop.create_connection
+    asked: list[object] = []
+
+    async def to_loopback(factory: Any, host: str, port: int, **kwargs: Any) -> Any:
+        asked.append(host)
+        return await real(factory, "127.0.0.1", server_port, **kwargs)
+
+    monkeypatch.setattr(loop, "create_connection", to_loopback)
+    async with Server(ok).running() as server:
+        server_port = int(server.url.split(":")[2].split("/")[0])
+        pool = Pool(5, 5)
+        try:
+            assert (await get(pool, f"http://{name}:8080/rpc", "POST")).content == b"ok"
+        finally:
+            await pool.aclose()
+    assert asked == [connect]
+    assert f"\r\nHost: {host}:8080\r\n" in server.seen[0].head
 
 
 # -- TLS ------------------------------------------------------------------------------------

@@ -19,7 +19,9 @@ after a body framed by EOF).
 
 Bounds: the head, a chunk's size line and the trailers each at most `max_head` bytes;
 the body at most `max_body` (None: unbounded, as an event stream is: its events are
-bounded by the SSE parser). Whatever the peer does wrong is a `RemoteProtocolError`;
+bounded by the SSE parser). Strict where a lenient read could be read otherwise behind
+us: a status is three digits from 100, and a head holds no CTL but HTAB (a bare CR
+included). Whatever the peer does wrong is a `RemoteProtocolError`;
 `received` (bytes fed so far) tells a connection closed before any byte of the answer
 (which a pool may retry, for a safe method) from one closed in the middle.
 """
@@ -95,7 +97,10 @@ class State(enum.Enum):
 
 _TOKEN = re.compile(rb"[-!#$%&'*+.^_`|~0-9A-Za-z]+")
 _BAD_VALUE = re.compile(rb"[\x00\r\n]")
-_STATUS_LINE = re.compile(rb"HTTP/1\.([01]) ([0-9]{3})(?: ([^\r\n]*))?")
+_STATUS_LINE = re.compile(rb"HTTP/1\.([01]) ([1-9][0-9]{2})(?: ([^\r\n]*))?")
+_BAD_HEAD = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)")
+"""What a head may not hold (RFC 9110 §5.5, RFC 9112 §2.2): a CTL other than HTAB, and
+a CR that does not end a line."""
 _HEAD_END = re.compile(rb"\r?\n\r?\n")
 _HEX = re.compile(rb"[0-9A-Fa-f]+")
 _NO_BODY_STATUS = frozenset({204, 304})
@@ -359,6 +364,9 @@ class ResponseParser:
 
 
 def _parse_head(raw: bytes) -> Head:
+    bad = _BAD_HEAD.search(raw)
+    if bad is not None:
+        raise RemoteProtocolError(f"a control character {bad[0]!r} in the response head")
     lines = raw.split(b"\n")
     status_line = lines[0].rstrip(b"\r")
     match = _STATUS_LINE.fullmatch(status_line)

@@ -11,18 +11,36 @@ connect, `timeout` for every write and for every wait for the next bytes of the 
 raise `ConnectTimeout`, `WriteTimeout` and `ReadTimeout`, which are `HttpError`s (not
 `TimeoutError`). A refused or lost connection is `ConnectError` / `ReadError`.
 
-Reuse. A connection whose answer was read to its end and may be kept alive goes back to
-its origin's idle list (the most recent first, `max_idle` kept); it is taken again only
-within `keepalive_expiry` of its last answer, and only if the connection saw neither
-EOF nor stray bytes (the loop's word, and a zero-timeout poll of the socket, since the
-server's FIN may not have been read yet). If a reused connection still turns out closed
-(EOF or reset before any byte of the answer), the request is sent again on a new
+Reuse. A connection whose answer was read to its end and may be kept alive goes to the
+first call waiting for one of its origin, else back to its origin's idle list (the most
+recent last, `max_idle` kept). An idle connection is taken again only within
+`keepalive_expiry` of the last byte it read (not of when its reader let it go: the
+server's idle clock started when it wrote that byte), and only if it saw neither EOF nor
+stray bytes: the loop's word, and, on every reuse, a zero-timeout poll of the socket
+(the server's FIN may not have been read yet). If a reused connection still turns out
+closed (EOF or reset before any byte of the answer), the request is sent again on a new
 connection only when its method is safe (GET, HEAD, OPTIONS, TRACE): the server did
-nothing for a safe request. A POST is not resent: the server may have acted on it
-(a `SendMessage` twice is two turns), and the error (`RemoteProtocolError`, "server
-disconnected without sending a response") goes to the caller, as with httpx, whose
-pool resends nothing once written. The expiry, below the servers' idle close, is what
-keeps that rare.
+nothing for a safe request. A POST is not resent: the server may have acted on it (a
+`SendMessage` twice is two turns), and the error (`RemoteProtocolError`, "server
+disconnected without sending a response") goes to the caller, as with httpx, whose pool
+resends nothing once written.
+
+The expiry is what keeps that rare: a POST written as the server closes its idle side
+is lost. Servers' idle close: gunicorn 2 s, uvicorn 5 s, Node's http 5 s, nginx 75 s,
+httpx's own pool 5 s. `KEEPALIVE_EXPIRY` is 1 s, half the shortest (at 2 against 2 the
+two ends race); a connection idle longer is closed, and a timer sweeps every origin's
+expired idle connections, so an origin not asked again keeps no socket open.
+
+Limits. At most `max_connections` connections per origin are open or being opened
+(httpx allows 100 in all, keeps 20 idle); a call past them waits, in order, for one to
+come back or close, within the pool's `timeout` (`PoolTimeout`). A waiter cancelled
+once given a connection or a slot passes it to the next one. `aclose` closes every
+connection; a call waiting or connecting then fails (`PoolClosed`), and a body cut by
+it is a `ReadError`, never an end (a body framed by EOF would otherwise seem whole).
+
+Hosts. A name goes out IDNA-encoded (its A-label, in `Host` and for the connect, as
+httpx has it); an IPv6 literal's zone id (`[fe80::1%25eth0]`, or the bare `%eth0`) is
+connected to as `fe80::1%eth0` and written `%25` in `Host` (RFC 6874).
 
 Buffers are bounded: the parser holds at most the head bounds, and reading pauses while
 more than `HIGH_WATER` bytes wait for the reader. HTTPS verifies by default (certifi's
@@ -32,14 +50,18 @@ bundle, as httpx has it); proxies are not spoken.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import functools
 import os
+import re
 import select
 import ssl
 from collections.abc import AsyncIterator, Iterable
 from typing import Final, cast
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
+
+import idna
 
 from interlink.a2a.client._h1 import (
     END,
@@ -57,10 +79,13 @@ from interlink.a2a.client._h1 import (
 __all__ = [
     "HIGH_WATER",
     "KEEPALIVE_EXPIRY",
+    "MAX_CONNECTIONS",
     "ConnectError",
     "ConnectTimeout",
     "Headers",
     "Pool",
+    "PoolClosed",
+    "PoolTimeout",
     "ReadError",
     "ReadTimeout",
     "Response",
@@ -68,10 +93,11 @@ __all__ = [
     "WriteTimeout",
 ]
 
-KEEPALIVE_EXPIRY: Final = 2.0
-"""Seconds an idle pooled connection is kept for reuse. Below the idle close of the
-servers agents run on (uvicorn and Node's http both close after 5 s, httpx's own default):
-at 5 against 5, a request sent as the server closes its end fails with a `ReadError`."""
+KEEPALIVE_EXPIRY: Final = 1.0
+"""Seconds an idle pooled connection is kept for reuse, counted from the last byte read
+(see the module: half the shortest common server keep-alive, gunicorn's 2 s)."""
+MAX_CONNECTIONS: Final = 100
+"""Connections open (or being opened) to one origin at most: httpx's total limit."""
 HIGH_WATER: Final = 256 * 1024
 """Bytes read and not yet taken by the reader above which reading pauses."""
 SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
@@ -102,6 +128,14 @@ class WriteTimeout(HttpError):
     pass
 
 
+class PoolTimeout(HttpError):
+    """Every connection the origin may have was busy for the whole pool timeout."""
+
+
+class PoolClosed(HttpError, RuntimeError):
+    """The pool was closed: before the request, or while it waited or connected."""
+
+
 class Headers:
     """An answer's headers: `get` by name in any case (several values: joined by ", ")."""
 
@@ -129,24 +163,52 @@ class Headers:
 @functools.lru_cache(maxsize=256)
 def _split(url: str) -> tuple[Origin, str, str, str]:
     """The origin, the target (path and query), the `Host` and the URL without its query."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:  # (a bracketed host that is no IPv6 address)
+        raise ConnectError(f"invalid URL {url!r}: {exc}") from None
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https"):
         raise ConnectError(f"unsupported URL scheme in {url!r}")
-    host = parts.hostname
-    if not host:
+    if not parts.hostname:
         raise ConnectError(f"no host in {url!r}")
     default = 443 if scheme == "https" else 80
     try:
         port = parts.port or default
     except ValueError:  # (not a number, or out of range)
         raise ConnectError(f"invalid port in {url!r}") from None
-    shown = f"[{host}]" if ":" in host else host
+    host, shown = _host(parts.netloc, parts.hostname, url)
     authority = shown if port == default else f"{shown}:{port}"
     path = quote(parts.path or "/", safe=_PATH_SAFE)  # (what is escaped already stays)
     target = path + (f"?{quote(parts.query, safe=_PATH_SAFE + '?')}" if parts.query else "")
     bare = f"{scheme}://{authority}{path}"
     return (scheme, host, port), target, authority, bare
+
+
+_ZONE = re.compile(r"[A-Za-z0-9._~-]+")
+
+
+def _host(netloc: str, hostname: str, url: str) -> tuple[str, str]:
+    """The host to connect to, and as `Host` shows it: a name IDNA-encoded (its A-label,
+    in both), an IPv6 literal in brackets, its zone id (`fe80::1%eth0`, or RFC 6874's
+    `%25eth0`) with the `%` escaped as `%25` in `Host`."""
+    if netloc.rpartition("@")[2].startswith("["):  # (urlsplit checked the address)
+        literal = netloc.rpartition("@")[2][1:].partition("]")[0]
+        address, percent, zone = literal.partition("%")
+        if not percent:
+            return hostname, f"[{hostname}]"
+        zone = unquote(zone[2:]) if zone.startswith("25") else zone
+        if not _ZONE.fullmatch(zone):
+            raise ConnectError(f"invalid IPv6 zone id in {url!r}")
+        address = address.lower()
+        return f"{address}%{zone}", f"[{address}%25{zone}]"
+    if hostname.isascii():
+        return hostname, hostname
+    try:
+        encoded = idna.encode(hostname, uts46=True).decode("ascii")
+    except idna.IDNAError as exc:
+        raise ConnectError(f"invalid host name in {url!r}: {exc}") from None
+    return encoded, encoded
 
 
 def _with_query(target: str, query: Iterable[tuple[str, str]]) -> str:
@@ -207,13 +269,15 @@ def _default_ssl() -> ssl.SSLContext:
 class _Connection(asyncio.Protocol):
     """One connection: feeds what it reads into the parser of the answer awaited."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, origin: Origin) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, home: _Origin) -> None:
         self.loop = loop
-        self.origin = origin
+        self.home = home
         self.transport: asyncio.Transport | None = None
         self.parser: ResponseParser | None = None
+        self.last_read = 0.0  # (the loop's time of the last bytes read)
         self.idle_since = 0.0
         self.closed = False  # EOF read, connection lost, stray bytes, or closed by us
+        self.closed_by_us = False
         self._lost: BaseException | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._paused = False
@@ -226,6 +290,7 @@ class _Connection(asyncio.Protocol):
         self.transport = cast(asyncio.Transport, transport)  # (uvloop's is no subclass)
 
     def data_received(self, data: bytes) -> None:
+        self.last_read = self.loop.time()
         parser = self.parser
         if parser is None:  # (bytes nobody asked for: the connection is not reusable)
             self.close()
@@ -284,6 +349,8 @@ class _Connection(asyncio.Protocol):
             return False
 
     def close(self) -> None:
+        if not self.closed:
+            self.closed_by_us = True
         self.closed = True
         if self.transport is not None:
             self.transport.close()
@@ -311,6 +378,8 @@ class _Connection(asyncio.Protocol):
             if self._paused:
                 self._resume()
             if self.closed:  # (the parser saw EOF, or we closed: it says which)
+                if self.closed_by_us:  # (never an end: a body up to EOF would seem whole)
+                    raise ReadError("the connection was closed by this client mid-answer")
                 if self._lost is not None and not parser.received:
                     raise ReadError(f"connection lost: {self._lost!r}")
                 parser.feed_eof()
@@ -365,6 +434,7 @@ class Response:
         self._pool = pool
         self._conn: _Connection | None = conn
         self._read_timeout = read_timeout
+        self._ended = False
 
     @property
     def text(self) -> str:
@@ -385,7 +455,9 @@ class Response:
         return self._chunks(idle, idle=True)
 
     async def _chunks(self, within: float | None, *, idle: bool) -> AsyncIterator[bytes]:
-        while (conn := self._conn) is not None:
+        while (conn := self._conn) is not None or not self._ended:
+            if conn is None:
+                raise ReadError("the answer was closed by this client before its end")
             try:
                 event = await conn.next_event(within)
             except ReadTimeout:
@@ -393,6 +465,7 @@ class Response:
                     raise
                 raise TimeoutError(f"no event or keep-alive for {within} s") from None
             if event is END:
+                self._ended = True
                 self._release()
                 return
             assert isinstance(event, bytes)
@@ -408,9 +481,24 @@ class Response:
         if conn is not None:
             parser = conn.parser
             if parser is not None and parser.state is State.DONE:
+                self._ended = True
                 self._pool._release(conn)
             else:
                 self._pool._discard(conn)
+
+
+class _Origin:
+    """One origin's connections: the idle ones (the most recent last), how many are
+    open or being opened (`count`, at most the pool's `max_connections`), and the calls
+    waiting for one, in order (each future gets a connection given back, or None: a
+    slot to open one with)."""
+
+    __slots__ = ("count", "idle", "waiters")
+
+    def __init__(self) -> None:
+        self.idle: list[_Connection] = []
+        self.count = 0
+        self.waiters: collections.deque[asyncio.Future[_Connection | None]] = collections.deque()
 
 
 class Pool:
@@ -423,19 +511,24 @@ class Pool:
         *,
         keepalive_expiry: float = KEEPALIVE_EXPIRY,
         max_idle: int = 20,
+        max_connections: int = MAX_CONNECTIONS,
         ssl_context: ssl.SSLContext | None = None,
         max_head: int = MAX_HEAD,
         max_body: int = MAX_BODY,
     ) -> None:
+        if max_connections < 1:
+            raise ValueError("max_connections must be at least 1")
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self.keepalive_expiry = keepalive_expiry
         self.max_idle = max_idle
+        self.max_connections = max_connections
         self.max_head = max_head
         self.max_body = max_body
         self._ssl = ssl_context
-        self._idle: dict[Origin, list[_Connection]] = {}
+        self._origins: dict[Origin, _Origin] = {}
         self._all: set[_Connection] = set()
+        self._sweeper: asyncio.TimerHandle | None = None
         self._closed = False
 
     async def request(
@@ -450,16 +543,13 @@ class Pool:
     ) -> Response:
         """The answer to one request, its head read (its body too unless `stream`)."""
         if self._closed:
-            raise RuntimeError("the HTTP pool is closed")
+            raise PoolClosed("the HTTP pool is closed")
         origin, target, authority, bare = _split(url)
         data = request_bytes(method, _with_query(target, query), authority, headers, body)
         read_timeout = None if stream else self.timeout
         max_body = None if stream else self.max_body
         while True:
             conn, reused = await self._acquire(origin)
-            if conn.closed:  # (closed since it was taken: nothing was sent on it)
-                self._discard(conn)
-                continue
             parser = ResponseParser(method, max_head=self.max_head, max_body=max_body)
             try:
                 await conn.send(data, parser, self.timeout)
@@ -482,40 +572,92 @@ class Pool:
             return response
 
     async def _acquire(self, origin: Origin) -> tuple[_Connection, bool]:
-        idle = self._idle.get(origin)
+        """A connection to `origin` (reused: True), open and with nothing unread."""
+        if self._closed:
+            raise PoolClosed("the HTTP pool is closed")
+        home = self._origins.get(origin)
+        if home is None:
+            home = self._origins[origin] = _Origin()
+        idle = home.idle
         if idle:
             now = asyncio.get_running_loop().time()
             while idle:
                 conn = idle.pop()
-                if now - conn.idle_since < self.keepalive_expiry and conn.usable():
-                    conn.parser = None
+                if self._reusable(conn, now):
                     return conn, True
                 self._discard(conn)
-        return await self._connect(origin), False
+        if home.count < self.max_connections and not home.waiters:
+            home.count += 1
+            return await self._connect(origin, home), False
+        return await self._wait(origin, home)
 
-    async def _connect(self, origin: Origin) -> _Connection:
+    def _reusable(self, conn: _Connection, now: float) -> bool:
+        return now - conn.idle_since < self.keepalive_expiry and conn.usable()
+
+    async def _wait(self, origin: Origin, home: _Origin) -> tuple[_Connection, bool]:
+        """A connection given back, or a slot to open one, when `home` is full: in the
+        order asked, within the pool's timeout (`PoolTimeout`)."""
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[_Connection | None] = loop.create_future()
+        home.waiters.append(waiter)
+        timeout = self.timeout
+        handle = None if timeout is None else loop.call_later(timeout, _no_slot, waiter, timeout)
+        try:
+            got = await waiter
+        except BaseException:
+            if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
+                self._pass_on(home, waiter.result())  # (given, then cancelled: not lost)
+            else:
+                with contextlib.suppress(ValueError):
+                    home.waiters.remove(waiter)
+            raise
+        finally:
+            if handle is not None:
+                handle.cancel()
+        if got is not None:
+            if self._reusable(got, loop.time()):
+                return got, True
+            got.close()  # (its slot is ours: a new connection in its place)
+            self._all.discard(got)
+        if self._closed:
+            self._free(home)
+            raise PoolClosed("the HTTP pool was closed while the request waited")
+        return await self._connect(origin, home), False
+
+    async def _connect(self, origin: Origin, home: _Origin) -> _Connection:
+        """A new connection, on the slot of `home` taken for it (given back on failure)."""
         scheme, host, port = origin
         loop = asyncio.get_running_loop()
         context = (self._ssl or _default_ssl()) if scheme == "https" else None
         try:
             async with asyncio.timeout(self.connect_timeout):
                 _, conn = await loop.create_connection(
-                    lambda: _Connection(loop, origin),
+                    lambda: _Connection(loop, home),
                     host,
                     port,
                     ssl=context,
                     server_hostname=host if context is not None else None,
                 )
         except TimeoutError:
+            self._free(home)
             raise ConnectTimeout(
                 f"no connection to {host}:{port} in {self.connect_timeout} s"
             ) from None
         except OSError as exc:  # (refused, unreachable, name unknown, TLS refused)
+            self._free(home)
             raise ConnectError(f"{host}:{port}: {exc}") from exc
+        except BaseException:
+            self._free(home)
+            raise
+        if self._closed:  # (closed while connecting: never used, never leaked)
+            conn.close()
+            self._free(home)
+            raise PoolClosed("the HTTP pool was closed while the connection was made")
         self._all.add(conn)
         return conn
 
     def _release(self, conn: _Connection) -> None:
+        """An answer read to its end: its connection to the first waiter, or idle."""
         parser = conn.parser
         if (
             self._closed
@@ -528,23 +670,90 @@ class Pool:
             self._discard(conn)
             return
         conn.parser = None
-        now = asyncio.get_running_loop().time()
-        conn.idle_since = now
-        idle = self._idle.setdefault(conn.origin, [])
+        conn.idle_since = conn.last_read
+        home = conn.home
+        if self._hand(home, conn):
+            return
+        idle = home.idle
+        loop = asyncio.get_running_loop()
+        now = loop.time()
         while idle and (
             now - idle[0].idle_since >= self.keepalive_expiry or len(idle) >= self.max_idle
         ):
             self._discard(idle.pop(0))
         idle.append(conn)
+        if self._sweeper is None:
+            self._sweeper = loop.call_at(conn.idle_since + self.keepalive_expiry, self._sweep)
+
+    @staticmethod
+    def _hand(home: _Origin, given: _Connection | None) -> bool:
+        """`given` (a connection, or None: a slot) to the first call still waiting."""
+        waiters = home.waiters
+        while waiters:
+            waiter = waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(given)
+                return True
+        return False
+
+    def _pass_on(self, home: _Origin, given: _Connection | None) -> None:
+        """What a waiter was given and cannot use (it was cancelled) to the next one."""
+        if given is None:
+            self._free(home)
+        elif not self._hand(home, given):
+            self._discard(given)
+
+    def _free(self, home: _Origin) -> None:
+        """A slot of `home` given back: to the first waiter, else counted free."""
+        if not self._hand(home, None):
+            home.count -= 1
 
     def _discard(self, conn: _Connection) -> None:
         conn.close()
-        self._all.discard(conn)
+        if conn in self._all:
+            self._all.discard(conn)
+            self._free(conn.home)
+
+    def _sweep(self) -> None:
+        """Every origin's expired idle connections closed (a timer, set while some are
+        idle: an origin not asked again keeps no socket open)."""
+        self._sweeper = None
+        if self._closed:
+            return
+        loop = asyncio.get_running_loop()
+        now, expiry = loop.time(), self.keepalive_expiry
+        soonest: float | None = None
+        for origin, home in list(self._origins.items()):
+            idle = home.idle
+            while idle and now - idle[0].idle_since >= expiry:
+                self._discard(idle.pop(0))
+            if idle:
+                due = idle[0].idle_since + expiry
+                soonest = due if soonest is None else min(soonest, due)
+            elif not home.count and not home.waiters:
+                del self._origins[origin]
+        if soonest is not None:
+            self._sweeper = loop.call_at(soonest, self._sweep)
 
     async def aclose(self) -> None:
+        """Closes every connection: a call waiting for one, or connecting, or reading,
+        fails (`PoolClosed`, or `ReadError` mid-answer); none is used after."""
         self._closed = True
-        self._idle.clear()
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
+        for home in self._origins.values():
+            home.idle.clear()
+            while home.waiters:
+                waiter = home.waiters.popleft()
+                if not waiter.done():
+                    waiter.set_exception(PoolClosed("the HTTP pool was closed"))
         for conn in list(self._all):
             self._discard(conn)
         with contextlib.suppress(Exception):
             await asyncio.sleep(0)  # (let the transports close)
+
+
+def _no_slot(waiter: asyncio.Future[_Connection | None], timeout: float) -> None:
+    if not waiter.done():
+        waiter.set_exception(PoolTimeout(f"no connection came free in {timeout} s"))
