@@ -67,21 +67,13 @@ from interlink.a2a._types import (
     AgentCard,
     AgentCardSignature,
     AuthenticationInfo,
-    CancelTaskRequest,
-    DeleteTaskPushNotificationConfigRequest,
-    GetExtendedAgentCardRequest,
-    GetTaskPushNotificationConfigRequest,
-    GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest,
     ListTaskPushNotificationConfigsResponse,
-    ListTasksRequest,
     ListTasksResponse,
     Message,
     Part,
     Role,
     SendMessageConfiguration,
     SendMessageRequest,
-    SubscribeToTaskRequest,
     Task,
     TaskPushNotificationConfig,
     TaskState,
@@ -469,7 +461,7 @@ class A2AClient:
     async def get_task(self, task_id: str, *, history_length: int | None = None) -> Task:
         length = msgspec.UNSET if history_length is None else history_length
         return await self._call(
-            GET_TASK, GetTaskRequest(tenant=self.tenant, id=task_id, history_length=length)
+            GET_TASK, GET_TASK.params(tenant=self.tenant, id=task_id, history_length=length)
         )
 
     async def list_tasks(
@@ -484,7 +476,7 @@ class A2AClient:
         include_artifacts: bool | None = None,
     ) -> ListTasksResponse:
         """One page of `ListTasks`; `iter_tasks` walks all of them."""
-        request = ListTasksRequest(
+        request = LIST_TASKS.params(
             tenant=self.tenant,
             context_id=context_id,
             status=status,
@@ -526,7 +518,7 @@ class A2AClient:
             token = page.next_page_token
 
     async def cancel_task(self, task_id: str, *, metadata: dict[str, object] | None = None) -> Task:
-        request = CancelTaskRequest(tenant=self.tenant, id=task_id, metadata=metadata)
+        request = CANCEL_TASK.params(tenant=self.tenant, id=task_id, metadata=metadata)
         return await self._call(CANCEL_TASK, request)
 
     async def subscribe(
@@ -534,7 +526,7 @@ class A2AClient:
     ) -> AsyncGenerator[StreamEvent, None]:
         """`SubscribeToTask`, resumed across dropped connections (see the module)."""
         sub = _Subscription(last=last_event_id, resync=resync)
-        request = SubscribeToTaskRequest(tenant=self.tenant, id=task_id)
+        request = SUBSCRIBE_TO_TASK.params(tenant=self.tenant, id=task_id)
         attempt, hints = 0, StreamHints()
         while True:
             resuming = sub.last is not None or attempt > 0
@@ -611,7 +603,7 @@ class A2AClient:
         return await self._call(CREATE_TASK_PUSH_NOTIFICATION_CONFIG, config)
 
     async def get_push_config(self, task_id: str, config_id: str) -> TaskPushNotificationConfig:
-        request = GetTaskPushNotificationConfigRequest(
+        request = GET_TASK_PUSH_NOTIFICATION_CONFIG.params(
             tenant=self.tenant, task_id=task_id, id=config_id
         )
         return await self._call(GET_TASK_PUSH_NOTIFICATION_CONFIG, request)
@@ -619,19 +611,19 @@ class A2AClient:
     async def list_push_configs(
         self, task_id: str, *, page_size: int = 0, page_token: str = ""
     ) -> ListTaskPushNotificationConfigsResponse:
-        request = ListTaskPushNotificationConfigsRequest(
+        request = LIST_TASK_PUSH_NOTIFICATION_CONFIGS.params(
             tenant=self.tenant, task_id=task_id, page_size=page_size, page_token=page_token
         )
         return await self._call(LIST_TASK_PUSH_NOTIFICATION_CONFIGS, request)
 
     async def delete_push_config(self, task_id: str, config_id: str) -> None:
-        request = DeleteTaskPushNotificationConfigRequest(
+        request = DELETE_TASK_PUSH_NOTIFICATION_CONFIG.params(
             tenant=self.tenant, task_id=task_id, id=config_id
         )
         await self._call(DELETE_TASK_PUSH_NOTIFICATION_CONFIG, request)
 
     async def get_extended_card(self) -> AgentCard:
-        request = GetExtendedAgentCardRequest(tenant=self.tenant)
+        request = GET_EXTENDED_AGENT_CARD.params(tenant=self.tenant)
         card = await self._call(GET_EXTENDED_AGENT_CARD, request)
         self._verified(card, self.resolved.card_url or self.url)
         return card
