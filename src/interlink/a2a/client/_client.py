@@ -110,6 +110,7 @@ __all__ = [
     "StreamEvent",
     "StreamInterrupted",
     "StreamPayload",
+    "TaskQuery",
 ]
 
 R = TypeVar("R", bound=msgspec.Struct)
@@ -193,6 +194,18 @@ class ClientOptions(TypedDict, total=False):
     trusted_keys: TrustedKeys | None
     binding: str | Sequence[str] | None
     version: str | None
+
+
+class TaskQuery(TypedDict, total=False):
+    """Which tasks `list_tasks` and `iter_tasks` ask for (each unset: the server's
+    default; `status` unset: any state)."""
+
+    context_id: str
+    status: TaskState
+    page_size: int | None
+    history_length: int | None
+    status_timestamp_after: datetime | None
+    include_artifacts: bool | None
 
 
 class A2AClient:
@@ -465,51 +478,29 @@ class A2AClient:
         )
 
     async def list_tasks(
-        self,
-        *,
-        context_id: str = "",
-        status: TaskState = TaskState.TASK_STATE_UNSPECIFIED,
-        page_size: int | None = None,
-        page_token: str = "",
-        history_length: int | None = None,
-        status_timestamp_after: datetime | None = None,
-        include_artifacts: bool | None = None,
+        self, *, page_token: str = "", **query: Unpack[TaskQuery]
     ) -> ListTasksResponse:
         """One page of `ListTasks`; `iter_tasks` walks all of them."""
+        page_size = query.get("page_size")
+        history_length = query.get("history_length")
+        include_artifacts = query.get("include_artifacts")
         request = LIST_TASKS.params(
             tenant=self.tenant,
-            context_id=context_id,
-            status=status,
+            context_id=query.get("context_id", ""),
+            status=query.get("status", TaskState.TASK_STATE_UNSPECIFIED),
             page_size=msgspec.UNSET if page_size is None else page_size,
             page_token=page_token,
             history_length=msgspec.UNSET if history_length is None else history_length,
-            status_timestamp_after=status_timestamp_after,
+            status_timestamp_after=query.get("status_timestamp_after"),
             include_artifacts=msgspec.UNSET if include_artifacts is None else include_artifacts,
         )
         return await self._call(LIST_TASKS, request)
 
-    async def iter_tasks(
-        self,
-        *,
-        context_id: str = "",
-        status: TaskState = TaskState.TASK_STATE_UNSPECIFIED,
-        page_size: int | None = None,
-        history_length: int | None = None,
-        status_timestamp_after: datetime | None = None,
-        include_artifacts: bool | None = None,
-    ) -> AsyncGenerator[Task, None]:
+    async def iter_tasks(self, **query: Unpack[TaskQuery]) -> AsyncGenerator[Task, None]:
         """Every task `ListTasks` gives, page after page."""
         token, seen = "", set[str]()
         while True:
-            page = await self.list_tasks(
-                context_id=context_id,
-                status=status,
-                page_size=page_size,
-                page_token=token,
-                history_length=history_length,
-                status_timestamp_after=status_timestamp_after,
-                include_artifacts=include_artifacts,
-            )
+            page = await self.list_tasks(page_token=token, **query)
             for task in page.tasks:
                 yield task
             seen.add(token)
