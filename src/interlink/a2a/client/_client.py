@@ -481,6 +481,8 @@ class A2AClient:
         self, *, page_token: str = "", **query: Unpack[TaskQuery]
     ) -> ListTasksResponse:
         """One page of `ListTasks`; `iter_tasks` walks all of them."""
+        if unknown := query.keys() - TaskQuery.__optional_keys__:
+            raise TypeError(f"list_tasks() got unexpected keyword arguments {sorted(unknown)}")
         page_size = query.get("page_size")
         history_length = query.get("history_length")
         include_artifacts = query.get("include_artifacts")
