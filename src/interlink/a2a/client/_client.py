@@ -67,21 +67,13 @@ from interlink.a2a._types import (
     AgentCard,
     AgentCardSignature,
     AuthenticationInfo,
-    CancelTaskRequest,
-    DeleteTaskPushNotificationConfigRequest,
-    GetExtendedAgentCardRequest,
-    GetTaskPushNotificationConfigRequest,
-    GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest,
     ListTaskPushNotificationConfigsResponse,
-    ListTasksRequest,
     ListTasksResponse,
     Message,
     Part,
     Role,
     SendMessageConfiguration,
     SendMessageRequest,
-    SubscribeToTaskRequest,
     Task,
     TaskPushNotificationConfig,
     TaskState,
@@ -118,6 +110,7 @@ __all__ = [
     "StreamEvent",
     "StreamInterrupted",
     "StreamPayload",
+    "TaskQuery",
 ]
 
 R = TypeVar("R", bound=msgspec.Struct)
@@ -201,6 +194,18 @@ class ClientOptions(TypedDict, total=False):
     trusted_keys: TrustedKeys | None
     binding: str | Sequence[str] | None
     version: str | None
+
+
+class TaskQuery(TypedDict, total=False):
+    """Which tasks `list_tasks` and `iter_tasks` ask for (each unset: the server's
+    default; `status` unset: any state)."""
+
+    context_id: str
+    status: TaskState
+    page_size: int | None
+    history_length: int | None
+    status_timestamp_after: datetime | None
+    include_artifacts: bool | None
 
 
 class A2AClient:
@@ -469,55 +474,35 @@ class A2AClient:
     async def get_task(self, task_id: str, *, history_length: int | None = None) -> Task:
         length = msgspec.UNSET if history_length is None else history_length
         return await self._call(
-            GET_TASK, GetTaskRequest(tenant=self.tenant, id=task_id, history_length=length)
+            GET_TASK, GET_TASK.params(tenant=self.tenant, id=task_id, history_length=length)
         )
 
     async def list_tasks(
-        self,
-        *,
-        context_id: str = "",
-        status: TaskState = TaskState.TASK_STATE_UNSPECIFIED,
-        page_size: int | None = None,
-        page_token: str = "",
-        history_length: int | None = None,
-        status_timestamp_after: datetime | None = None,
-        include_artifacts: bool | None = None,
+        self, *, page_token: str = "", **query: Unpack[TaskQuery]
     ) -> ListTasksResponse:
         """One page of `ListTasks`; `iter_tasks` walks all of them."""
-        request = ListTasksRequest(
+        if unknown := query.keys() - TaskQuery.__optional_keys__:
+            raise TypeError(f"list_tasks() got unexpected keyword arguments {sorted(unknown)}")
+        page_size = query.get("page_size")
+        history_length = query.get("history_length")
+        include_artifacts = query.get("include_artifacts")
+        request = LIST_TASKS.params(
             tenant=self.tenant,
-            context_id=context_id,
-            status=status,
+            context_id=query.get("context_id", ""),
+            status=query.get("status", TaskState.TASK_STATE_UNSPECIFIED),
             page_size=msgspec.UNSET if page_size is None else page_size,
             page_token=page_token,
             history_length=msgspec.UNSET if history_length is None else history_length,
-            status_timestamp_after=status_timestamp_after,
+            status_timestamp_after=query.get("status_timestamp_after"),
             include_artifacts=msgspec.UNSET if include_artifacts is None else include_artifacts,
         )
         return await self._call(LIST_TASKS, request)
 
-    async def iter_tasks(
-        self,
-        *,
-        context_id: str = "",
-        status: TaskState = TaskState.TASK_STATE_UNSPECIFIED,
-        page_size: int | None = None,
-        history_length: int | None = None,
-        status_timestamp_after: datetime | None = None,
-        include_artifacts: bool | None = None,
-    ) -> AsyncGenerator[Task, None]:
+    async def iter_tasks(self, **query: Unpack[TaskQuery]) -> AsyncGenerator[Task, None]:
         """Every task `ListTasks` gives, page after page."""
         token, seen = "", set[str]()
         while True:
-            page = await self.list_tasks(
-                context_id=context_id,
-                status=status,
-                page_size=page_size,
-                page_token=token,
-                history_length=history_length,
-                status_timestamp_after=status_timestamp_after,
-                include_artifacts=include_artifacts,
-            )
+            page = await self.list_tasks(page_token=token, **query)
             for task in page.tasks:
                 yield task
             seen.add(token)
@@ -526,7 +511,7 @@ class A2AClient:
             token = page.next_page_token
 
     async def cancel_task(self, task_id: str, *, metadata: dict[str, object] | None = None) -> Task:
-        request = CancelTaskRequest(tenant=self.tenant, id=task_id, metadata=metadata)
+        request = CANCEL_TASK.params(tenant=self.tenant, id=task_id, metadata=metadata)
         return await self._call(CANCEL_TASK, request)
 
     async def subscribe(
@@ -534,7 +519,7 @@ class A2AClient:
     ) -> AsyncGenerator[StreamEvent, None]:
         """`SubscribeToTask`, resumed across dropped connections (see the module)."""
         sub = _Subscription(last=last_event_id, resync=resync)
-        request = SubscribeToTaskRequest(tenant=self.tenant, id=task_id)
+        request = SUBSCRIBE_TO_TASK.params(tenant=self.tenant, id=task_id)
         attempt, hints = 0, StreamHints()
         while True:
             resuming = sub.last is not None or attempt > 0
@@ -611,7 +596,7 @@ class A2AClient:
         return await self._call(CREATE_TASK_PUSH_NOTIFICATION_CONFIG, config)
 
     async def get_push_config(self, task_id: str, config_id: str) -> TaskPushNotificationConfig:
-        request = GetTaskPushNotificationConfigRequest(
+        request = GET_TASK_PUSH_NOTIFICATION_CONFIG.params(
             tenant=self.tenant, task_id=task_id, id=config_id
         )
         return await self._call(GET_TASK_PUSH_NOTIFICATION_CONFIG, request)
@@ -619,19 +604,19 @@ class A2AClient:
     async def list_push_configs(
         self, task_id: str, *, page_size: int = 0, page_token: str = ""
     ) -> ListTaskPushNotificationConfigsResponse:
-        request = ListTaskPushNotificationConfigsRequest(
+        request = LIST_TASK_PUSH_NOTIFICATION_CONFIGS.params(
             tenant=self.tenant, task_id=task_id, page_size=page_size, page_token=page_token
         )
         return await self._call(LIST_TASK_PUSH_NOTIFICATION_CONFIGS, request)
 
     async def delete_push_config(self, task_id: str, config_id: str) -> None:
-        request = DeleteTaskPushNotificationConfigRequest(
+        request = DELETE_TASK_PUSH_NOTIFICATION_CONFIG.params(
             tenant=self.tenant, task_id=task_id, id=config_id
         )
         await self._call(DELETE_TASK_PUSH_NOTIFICATION_CONFIG, request)
 
     async def get_extended_card(self) -> AgentCard:
-        request = GetExtendedAgentCardRequest(tenant=self.tenant)
+        request = GET_EXTENDED_AGENT_CARD.params(tenant=self.tenant)
         card = await self._call(GET_EXTENDED_AGENT_CARD, request)
         self._verified(card, self.resolved.card_url or self.url)
         return card

@@ -29,6 +29,7 @@ import builtins
 import logging
 import re
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Unpack
 
 import asyncpg
@@ -494,25 +495,18 @@ class PostgresTaskStore(sql_.SqlStore):
         return listener.close
 
 
+@dataclass(eq=False)
 class _Listener:
     """One LISTEN connection that comes back when lost."""
 
-    def __init__(
-        self,
-        store: PostgresTaskStore,
-        callback: Callable[[str, str, int], object],
-        on_reconnect: Callable[[], object] | None,
-        on_cancel: Callable[[str, str], object] | None,
-        ping_interval: float,
-    ) -> None:
-        self._store = store
-        self._callback = callback
-        self._on_reconnect = on_reconnect
-        self._on_cancel = on_cancel
-        self._ping_interval = ping_interval
-        self._conn: asyncpg.Connection | None = None
-        self._lost = asyncio.Event()
-        self.task: asyncio.Task[None] | None = None
+    _store: PostgresTaskStore
+    _callback: Callable[[str, str, int], object]
+    _on_reconnect: Callable[[], object] | None
+    _on_cancel: Callable[[str, str], object] | None
+    _ping_interval: float
+    _conn: asyncpg.Connection | None = field(default=None, init=False)
+    _lost: asyncio.Event = field(default_factory=asyncio.Event, init=False)
+    task: asyncio.Task[None] | None = field(default=None, init=False)
 
     async def close(self) -> None:
         self._store._listeners.discard(self)
