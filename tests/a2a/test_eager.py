@@ -8,7 +8,7 @@ import contextvars
 
 import pytest
 
-from interlink._eager import eager_task
+from interlink.a2a.server._eager import eager_task
 
 pytestmark = pytest.mark.timeout(10)
 

@@ -146,49 +146,6 @@ async def test_bad_input_is_answered_and_the_connection_keeps_serving(
         assert seen == [(b"{not json", 9, -32700)]
 
 
-async def test_request_handlers_start_in_the_read_each_in_a_task_and_context_of_its_own(
-    raw_pair: tuple[Connection, RawPeer],
-) -> None:
-    """A request's handler takes its first step as the reader reads it (in arrival order,
-    before the notification after it), yet in a task of its own (not the reader's) and a
-    copy of the context: what one handler sets, the next does not see."""
-    import contextvars
-
-    conn, peer = raw_pair
-    var: contextvars.ContextVar[str] = contextvars.ContextVar("var", default="unset")
-    seen: list[tuple[str, str, asyncio.Task[object] | None]] = []
-    reader_tasks: set[asyncio.Task[object] | None] = set()
-    noted = asyncio.Event()
-
-    async def add(params: Add) -> int:
-        seen.append((f"add {params.a}", var.get(), asyncio.current_task()))
-        var.set(f"set by {params.a}")
-        return params.a + params.b
-
-    async def note(params: Note) -> None:
-        seen.append((f"note {params.text}", var.get(), asyncio.current_task()))
-        reader_tasks.add(asyncio.current_task())
-        noted.set()
-
-    conn.on_request(ADD, add)
-    conn.on_notification(NOTE, note)
-    async with conn, asyncio.timeout(5):
-        lines = [
-            b'{"jsonrpc":"2.0","id":1,"method":"add","params":{"a":1,"b":0}}',
-            b'{"jsonrpc":"2.0","id":2,"method":"add","params":{"a":2,"b":0}}',
-            b'{"jsonrpc":"2.0","method":"note","params":{"text":"after"}}',
-        ]
-        await peer.send(b"\n".join(lines))  # (one write: one read, most likely)
-        answers = {as_json(await peer.recv())["id"] for _ in range(2)}
-        assert answers == {1, 2}
-        await noted.wait()
-    assert [what for what, _, _ in seen] == ["add 1", "add 2", "note after"]
-    assert [value for _, value, _ in seen] == ["unset", "unset", "unset"]
-    tasks = [task for _, _, task in seen]
-    assert tasks[0] is not tasks[1]
-    assert not reader_tasks & {tasks[0], tasks[1]}
-
-
 async def test_notifications_are_never_answered(raw_pair: tuple[Connection, RawPeer]) -> None:
     conn, peer = raw_pair
     async with conn, asyncio.timeout(5):
@@ -322,46 +279,6 @@ async def test_cancelling_an_awaited_request_sends_cancel_and_the_peer_answers_3
         await peer.send(b'{"jsonrpc":"2.0","id":%d,"result":"late"}' % int(str(request["id"])))
         await peer.send(b'{"jsonrpc":"2.0","id":"ping","method":"nope"}')
         assert as_json(await peer.recv())["id"] == "ping"
-
-
-@pytest.mark.parametrize("how", ["task", "gather"])
-async def test_a_cancel_in_the_same_read_as_its_request_stops_what_the_handler_awaits(
-    raw_pair: tuple[Connection, RawPeer], how: str
-) -> None:
-    """The handler's first step runs as its request is read and waits on a task (or a
-    gather); the peer's cancel in the same read reaches the handler's task before that
-    task ever stepped: what the handler awaits is cancelled with it, as a task's waiter
-    is, not left running after the -32800 answer."""
-    conn, peer = raw_pair
-    never = asyncio.Event()
-    inner: list[asyncio.Task[str]] = []
-
-    async def work() -> str:
-        await never.wait()
-        return "ran on"
-
-    async def wait(params: Note) -> str:
-        if how == "task":
-            inner.append(asyncio.create_task(work()))
-            return await inner[0]
-        (result,) = await asyncio.gather(work())
-        return result
-
-    conn.on_request(WAIT, wait)
-    async with conn, asyncio.timeout(5):
-        await peer.send(
-            b'{"jsonrpc":"2.0","id":1,"method":"wait","params":{"text":"x"}}\n'
-            b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":1}}'
-        )
-        answer = as_json(await peer.recv())
-        assert (answer["id"], answer["error"]["code"]) == (1, -32800)  # type: ignore[index]
-        left = [t for t in asyncio.all_tasks() if t.get_coro().__qualname__.endswith("work")]  # type: ignore[union-attr]
-        for task in left:
-            with pytest.raises(asyncio.CancelledError):
-                await task
-        assert not [t for t in left if not t.cancelled()]
-        if how == "task":
-            assert inner[0].cancelled()
 
 
 async def test_incoming_cancel_request_cancels_the_handler(

@@ -62,7 +62,6 @@ from typing import Protocol, TypeVar, cast
 
 import msgspec
 
-from interlink._eager import eager_task
 from interlink.jsonrpc import (
     DEFAULT_CODEC,
     AnyRequest,
@@ -228,6 +227,9 @@ class Connection:
         self._inbox_finished = False
         #: the inbox worker is handling an item (the reader may not hand out the next)
         self._inbox_busy = False
+        #: request handlers started and not yet run: a notification read after them is
+        #: handled after their first step (the reader hands it to the inbox worker)
+        self._unstarted = 0
         self._tasks: list[asyncio.Task[None]] = []
         self._reading = False
         #: the writer runs (set on start, cleared as it ends)
@@ -664,7 +666,7 @@ class Connection:
         (most go all the way; the rest goes to the inbox worker, the peer told it is
         `handling` it); False: it is not next up. Stepped with `next`, one that ends
         raises no `StopIteration` (which costs more than its step)."""
-        if self._inbox or self._inbox_busy:
+        if self._inbox or self._inbox_busy or self._unstarted:
             return False
         try:
             handling = self._notifications[method].handler(params).__await__()
@@ -729,7 +731,7 @@ class Connection:
 
     def _step_note(self, note: Notification[msgspec.Raw]) -> bool:
         """`_step_decoded` for a notification not decoded with its envelope."""
-        if self._inbox or self._inbox_busy:
+        if self._inbox or self._inbox_busy or self._unstarted:
             return False
         handling = self._handle(note).__await__()  # (`_handle` raises no Exception)
         try:
@@ -786,21 +788,15 @@ class Connection:
             except RpcError as exc:
                 self._answered(self._peer.refuse(request.id, exc))
                 return
-        # Its first step runs here, in the reader's (most handlers answer in it): one
-        # loop round less a request, and a notification read after it is handled after
-        # that step. It is in flight before the step.
-        id = request.id
-        task = eager_task(
-            self._serve(request),
-            None,
-            lambda task: self._in_flight.__setitem__(id, task),
-            self._request_context.copy(),
-        )
+        task = asyncio.create_task(self._serve(request), context=self._request_context.copy())
+        self._unstarted += 1
         if release is not None:
             task.add_done_callback(lambda _: release())
+        self._in_flight[request.id] = task
 
     async def _serve(self, request: AnyRequest) -> None:
         """Run the handler and answer; a peer's cancel answers -32800."""
+        self._unstarted -= 1
         id = request.id
         try:
             entry = self._requests.get(request.method)
@@ -842,12 +838,20 @@ class Connection:
             self._queue(line, not self._in_flight)
         self._wake_writer()
 
+    def _cancelled_before_start(self, id: RequestId | None, task: asyncio.Task[None]) -> None:
+        """Done callback set by a peer's cancel: a task cancelled before its coroutine
+        ever ran has not answered (one that ran answered -32800 itself)."""
+        if task.cancelled() and task in self._cancelled_by_peer:
+            self._cancelled_by_peer.discard(task)
+            self._unstarted -= 1
+            self._answered(self._peer.refuse(id, RequestCancelled()))
+
     def _cancel_request(self, id: RequestId | None) -> None:
-        """Cancel the handler of request `id`, which then answers -32800 (it took its
-        first step when it was read: `_serve` is there to answer)."""
+        """Cancel the handler of request `id`, which then answers -32800."""
         task = self._in_flight.get(id)
         if task is not None and not task.done() and task not in self._cancelled_by_peer:
             self._cancelled_by_peer.add(task)
+            task.add_done_callback(lambda done: self._cancelled_before_start(id, done))
             task.cancel()
 
     def _cancel_at_eof(self) -> None:

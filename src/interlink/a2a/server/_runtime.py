@@ -30,7 +30,6 @@ from typing import NamedTuple
 
 import msgspec
 
-from interlink._eager import eager_task
 from interlink.a2a import _codec
 from interlink.a2a._errors import A2AError, InvalidAgentResponse
 from interlink.a2a._lifecycle import INTERRUPTED, NEW, TERMINAL, step
@@ -43,6 +42,7 @@ from interlink.a2a._types import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
+from interlink.a2a.server._eager import eager_task
 from interlink.a2a.server._executor import (
     AgentExecutor,
     Event,

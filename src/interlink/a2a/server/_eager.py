@@ -1,9 +1,8 @@
 """Tasks started eagerly: `eager_task(job, name)` is an asyncio task whose first step
 runs now, in the caller's step, rather than on the loop's next round.
 
-`aio.Connection` starts each request's handler so: most answer without waiting, in the
-reader's step (one loop round less a request). A blocking A2A `SendMessage` starts its
-task's executor so, in a task of its own (it outlives the request: it runs on after an
+A blocking A2A `SendMessage` starts its task's executor so, in a task of its own (it
+outlives the request: it runs on after an
 early answer, and is cancelled on its own). Most executors publish and return without
 ever waiting (on the in-memory store nothing suspends): run eagerly, the executor is
 done when `start` returns and the request answers in the same step, instead of one
