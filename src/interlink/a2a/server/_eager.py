@@ -1,12 +1,12 @@
 """Tasks started eagerly: `eager_task(job, name)` is an asyncio task whose first step
 runs now, in the caller's step, rather than on the loop's next round.
 
-A blocking A2A `SendMessage` starts its task's executor so, in a task of its own (it
-outlives the request: it runs on after an
-early answer, and is cancelled on its own). Most executors publish and return without
-ever waiting (on the in-memory store nothing suspends): run eagerly, the executor is
-done when `start` returns and the request answers in the same step, instead of one
-round later for the executor and one more for the request to wake up.
+A blocking `SendMessage` starts its task's executor in a task of its own (it outlives
+the request: it runs on after an early answer, and is cancelled on its own). Most
+executors publish and return without ever waiting (on the in-memory store nothing
+suspends): run eagerly, the executor is done when `start` returns and the request
+answers in the same step, instead of one round later for the executor and one more for
+the request to wake up.
 
 The first step runs as the new task's (`asyncio.current_task()` is it, in its own copy
 of the context), so timeouts and cancellation inside the executor see the right task.
@@ -27,17 +27,12 @@ __all__ = ["eager_task"]
 
 
 def eager_task(
-    job: Coroutine[Any, Any, None],
-    name: str | None,
-    made: Callable[[asyncio.Task[None]], None],
-    context: contextvars.Context | None = None,
+    job: Coroutine[Any, Any, None], name: str, made: Callable[[asyncio.Task[None]], None]
 ) -> asyncio.Task[None]:
     """`job` as a task of the running loop, its first step already run; `made(task)` is
-    called before that step (the job may look for its own task). It runs in `context`
-    (default: a copy of the caller's)."""
+    called before that step (the job may look for its own task)."""
     loop = asyncio.get_running_loop()
-    if context is None:
-        context = contextvars.copy_context()
+    context = contextvars.copy_context()
     resumed = _Resumed(job)
     # (the Task itself, not the loop's task factory: an eager factory, as Python 3.12's
     # `eager_task_factory`, would step the job before its first step here)
