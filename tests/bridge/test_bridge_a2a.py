@@ -257,6 +257,34 @@ async def test_a_cancel_while_asking_answers_the_request_cancelled(tmp_path: Pat
         assert text_of(after) == "next"
 
 
+async def test_a_cancel_racing_the_answer_to_a_question_ends_the_task_canceled(
+    tmp_path: Path,
+) -> None:
+    # The answer starts the executor (its `working` waits for the SQLite store's thread)
+    # and the cancel comes meanwhile: one of them drives the turn to its end, never both
+    # (a second drive failed the task: "the agent failed").
+    async with connected(tmp_path, TEST_AGENT, store=f"sqlite://{tmp_path}/tasks.db") as client:
+        for i in range(8):
+            asked = task_of(await client.send_message("ask", context_id=f"race-{i}"))
+            assert asked.status.state == S.TASK_STATE_INPUT_REQUIRED
+            answer, cancel = await asyncio.gather(
+                client.send_message("yes", task_id=asked.id, context_id=asked.context_id),
+                client.cancel_task(asked.id),
+                return_exceptions=True,
+            )
+            final = await client.get_task(asked.id)
+            assert final.status.state in (S.TASK_STATE_CANCELED, S.TASK_STATE_COMPLETED), (
+                final.status
+            )
+            if final.status.state == S.TASK_STATE_CANCELED:
+                assert isinstance(cancel, t.Task), cancel
+                assert cancel.status.state == S.TASK_STATE_CANCELED
+            else:  # the answer ended the turn first: too late to cancel
+                assert isinstance(cancel, A2AError), cancel
+                assert cancel.code == -32002
+            assert not isinstance(answer, BaseException), answer
+
+
 async def test_terminals_run_in_the_contexts_folder(tmp_path: Path) -> None:
     async with connected(tmp_path, TEST_AGENT) as client:
         task = task_of(await client.send_message("terminal pwd", context_id="box"))

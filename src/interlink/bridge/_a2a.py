@@ -660,20 +660,33 @@ class AcpBridge(AgentExecutor):
         return True
 
     async def _answer(self, turn: _Turn, context: RequestContext, updater: TaskUpdater) -> None:
-        ask = turn.question
-        if ask is not None and not ask.answer.done():
-            option = chosen_option(ask.request, context.message.parts)
-            if option is None:
-                again = question_parts(ask.request)
-                await updater.requires_input(updater.message("That picks no option.", parts=again))
-                return
-            await updater.working()
-            if not ask.answer.done():  # (else given up meanwhile: the drive tells so)
-                ask.answer.set_result(option.option_id)  # (drained from here on: no await)
-        else:
-            await updater.working()
-        turn.question = None
-        await self._drive(turn, updater)
+        if turn.driving:  # a cancel drives the turn to its end: that end is this task's too
+            await turn.ended.wait()
+            return
+        # The turn is this follow-up's to drive from here, before its first wait: a cancel
+        # that comes meanwhile waits for this drive's end instead of driving it too.
+        turn.driving = True
+        try:
+            ask = turn.question
+            if ask is not None and not ask.answer.done():
+                option = chosen_option(ask.request, context.message.parts)
+                if option is None:
+                    again = question_parts(ask.request)
+                    message = updater.message("That picks no option.", parts=again)
+                    await updater.requires_input(message)
+                    if not turn.cancelled:
+                        return
+                    # (cancelled meanwhile: the cancel waits for the end, driven here)
+                else:
+                    await updater.working()
+                    if not ask.answer.done():  # (else given up meanwhile: the drive tells so)
+                        ask.answer.set_result(option.option_id)  # (drained from here: no await)
+            else:
+                await updater.working()
+            turn.question = None
+            await self._drive(turn, updater)
+        finally:
+            turn.stop_driving()
 
     async def _drive(self, turn: _Turn, updater: TaskUpdater) -> None:
         """Publish the turn's events until it asks or ends."""
