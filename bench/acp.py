@@ -16,6 +16,12 @@ throughput (no start-up spawns, no import times). A second table times
 `from interlink.acp import *` (both sides) against `import acp` (the Python SDK) in fresh
 interpreters.
 
+Besides the pairs of one implementation: `our-client` (our client, the floor agent) and
+`our-agent` (the floor client, our agent) judge each side alone against the floor pair;
+`typed-floor` is the floor client plus whole-schema decoding of every update and an
+awaited handler for it, the least a client that validates and calls user code pays, and
+our client is judged against it too.
+
 Python runs with bytecode: this machine sets PYTHONDONTWRITEBYTECODE=1, which would make
 every child recompile what it imports; the children get a primed PYTHONPYCACHEPREFIX
 instead, as an installed package has its bytecode.
@@ -95,7 +101,7 @@ def _python_pair(name: str, version: Callable[[], str | None], install: str = ""
 
 _FLOOR_AGENT = "bench.acp_peers.floor_agent"
 _OUR_AGENT = "bench.acp_peers.interlink_agent"
-_MIXED = ("our-client", "our-agent")
+_MIXED = ("our-client", "our-agent", "typed-floor")
 
 PAIRS = [
     _python_pair("interlink", lambda: _dist_version("interlink", "interlink")),
@@ -118,6 +124,14 @@ PAIRS = [
         [sys.executable, "-m", "bench.acp_peers.floor_client", "--agent", _OUR_AGENT],
         lambda: "floor client, interlink agent",
         modules=("bench.acp_peers.floor_client", _OUR_AGENT),
+    ),
+    # The floor client plus whole-schema decoding of each update and an awaited handler:
+    # the least a validating client pays (our client is judged against it too).
+    Pair(
+        "typed-floor",
+        [sys.executable, "-m", "bench.acp_peers.typed_floor_client", "--agent", _FLOOR_AGENT],
+        lambda: "typed floor client, floor agent",
+        modules=("bench.acp_peers.typed_floor_client", _FLOOR_AGENT),
     ),
     Pair(
         "ts-sdk",
@@ -240,19 +254,20 @@ def _print_cpu(selected: list[Pair], results: dict[str, Result], turns: int, upd
         cells = [f"{client:,.1f}", f"{agent:,.1f}", f"{client + agent:,.1f}"]
         cells.append(f"{(client + agent) / max(updates, 1):,.2f}")
         rows.append([name, *(c.replace("inf", "-") for c in cells)])
-    floor = known.get("floor")
-    if floor is not None:
-        for name, side in (("interlink", ""), ("our-client", "client"), ("our-agent", "agent")):
-            ours = known.get(name)
-            if ours is None:
-                continue
-            cells = []
-            for attr in ("client_cpu_s", "agent_cpu_s"):
-                cells.append(_ratio(getattr(ours, attr), getattr(floor, attr)))
-            both = _ratio(
-                ours.client_cpu_s + ours.agent_cpu_s, floor.client_cpu_s + floor.agent_cpu_s
-            )
-            rows.append([f"{name} / floor" + (f" ({side} side)" if side else ""), *cells, both, ""])
+    sides = [("interlink", "", "floor"), ("our-client", "client", "floor")]
+    sides += [("our-agent", "agent", "floor"), ("typed-floor", "client", "floor")]
+    sides += [("our-client", "client", "typed-floor")]
+    for name, side, base in sides:
+        ours, theirs = known.get(name), known.get(base)
+        if ours is None or theirs is None:
+            continue
+        cells = []
+        for attr in ("client_cpu_s", "agent_cpu_s"):
+            cells.append(_ratio(getattr(ours, attr), getattr(theirs, attr)))
+        both = _ratio(
+            ours.client_cpu_s + ours.agent_cpu_s, theirs.client_cpu_s + theirs.agent_cpu_s
+        )
+        rows.append([f"{name} / {base}" + (f" ({side} side)" if side else ""), *cells, both, ""])
     print_table(
         [
             "CPU µs per turn, least of the rounds (lower is better)",
@@ -283,11 +298,13 @@ def _print_runs(selected: list[Pair], results: dict[str, Result]) -> None:
     names = [pair.name for pair in selected]
     others = [n for n in names if n not in ("interlink", *_MIXED)] if "interlink" in names else []
     mixed = [name for name in _MIXED if name in names and "floor" in names]
+    extra = [("our-client", "typed-floor")] if {"our-client", "typed-floor"} <= set(names) else []
     header = [
         "metric",
         *names,
         *(f"interlink / {name}" for name in others),
         *(f"{name} / floor" for name in mixed),
+        *(f"{ours} / {theirs}" for ours, theirs in extra),
     ]
     table = []
     for label, metric, fmt in rows:
@@ -298,9 +315,9 @@ def _print_runs(selected: list[Pair], results: dict[str, Result]) -> None:
                 cells.append(fmt.format(values[name]))
             else:
                 cells.append("failed" if name in results else "not installed")
-        for ours, theirs in [("interlink", name) for name in others] + [
-            (name, "floor") for name in mixed
-        ]:
+        for ours, theirs in (
+            [("interlink", name) for name in others] + [(name, "floor") for name in mixed] + extra
+        ):
             both = ours in values and theirs in values
             cells.append(_ratio(values[ours], values[theirs]) if both else "-")
         table.append(cells)
