@@ -479,36 +479,116 @@ async def test_a_body_up_to_eof_read_whole_and_cut_by_aclose_is_an_error() -> No
             await pool.aclose()
 
 
-async def test_a_connect_in_flight_when_the_pool_closes_is_never_used(
+async def test_a_connect_in_flight_when_the_pool_closes_is_stopped_and_never_used(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # The connect hangs (as to a host that drops the SYN): `aclose` stops it, and the
+    # call fails at once, not when the connect would have ended.
     loop = asyncio.get_running_loop()
     real = loop.create_connection
-    connecting, go = asyncio.Event(), asyncio.Event()
+    connecting, stopped = asyncio.Event(), asyncio.Event()
     made: list[asyncio.BaseTransport] = []
 
     async def held(*args: Any, **kwargs: Any) -> Any:
         connecting.set()
-        await go.wait()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            stopped.set()
+            raise
         transport, protocol = await real(*args, **kwargs)
         made.append(transport)
         return transport, protocol
 
     monkeypatch.setattr(loop, "create_connection", held)
     async with Server(ok).running() as server:
-        pool = Pool(5, 5)
+        pool = Pool(5, 60)
         call = asyncio.create_task(get(pool, server.url, "POST"))
         async with asyncio.timeout(5):
             await connecting.wait()
             await pool.aclose()
-            go.set()
             with pytest.raises(PoolClosed, match="closed while the connection was made"):
                 await call
+            assert stopped.is_set()
+        assert made == []
+        assert server.seen == []
+        assert not pool._all
+        assert not pool._connecting
+
+
+async def test_a_connect_that_ends_as_the_pool_closes_is_never_used(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    loop = asyncio.get_running_loop()
+    real = loop.create_connection
+    made: list[asyncio.BaseTransport] = []
+    pool = Pool(5, 5)
+
+    async def closing_meanwhile(*args: Any, **kwargs: Any) -> Any:
+        transport, protocol = await real(*args, **kwargs)
+        made.append(transport)
+        pool._closed = True  # (as `aclose` does, once the connect is over)
+        return transport, protocol
+
+    monkeypatch.setattr(loop, "create_connection", closing_meanwhile)
+    async with Server(ok).running() as server:
+        async with asyncio.timeout(5):
+            with pytest.raises(PoolClosed, match="closed while the connection was made"):
+                await get(pool, server.url, "POST")
             assert await server.closed.get() == 0  # (the server saw it closed, unused)
         assert len(made) == 1
         assert made[0].is_closing()
         assert server.seen == []
         assert not pool._all
+    await pool.aclose()
+
+
+async def test_a_connection_made_as_its_caller_is_cancelled_is_closed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    loop = asyncio.get_running_loop()
+    real = loop.create_connection
+    made: list[asyncio.BaseTransport] = []
+    calls: list[asyncio.Task[object]] = []
+
+    async def cancelled_meanwhile(*args: Any, **kwargs: Any) -> Any:
+        transport, protocol = await real(*args, **kwargs)
+        made.append(transport)
+        loop.call_soon(calls[0].cancel)  # (before the caller wakes to take it)
+        return transport, protocol
+
+    monkeypatch.setattr(loop, "create_connection", cancelled_meanwhile)
+    async with Server(ok).running() as server:
+        pool = Pool(5, 5)
+        calls.append(asyncio.create_task(get(pool, server.url, "POST")))
+        async with asyncio.timeout(5):
+            with pytest.raises(asyncio.CancelledError):
+                await calls[0]
+            assert await server.closed.get() == 0  # (closed unused, not leaked)
+        assert made[0].is_closing()
+        await pool.aclose()
+
+
+async def test_a_caller_cancelled_while_connecting_is_cancelled_not_told_closed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    loop = asyncio.get_running_loop()
+    connecting = asyncio.Event()
+
+    async def hang(*args: object, **kwargs: object) -> None:
+        connecting.set()
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(loop, "create_connection", hang)
+    pool = Pool(5, 60)
+    call = asyncio.create_task(get(pool, "http://127.0.0.1:9/"))
+    async with asyncio.timeout(5):
+        await connecting.wait()
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+    assert not pool._connecting
+    await pool.aclose()
 
 
 async def test_a_call_waiting_for_a_connection_when_the_pool_closes_fails() -> None:

@@ -35,7 +35,8 @@ Limits. At most `max_connections` connections per origin are open or being opene
 (httpx allows 100 in all, keeps 20 idle); a call past them waits, in order, for one to
 come back or close, within the pool's `timeout` (`PoolTimeout`). A waiter cancelled
 once given a connection or a slot passes it to the next one. `aclose` closes every
-connection; a call waiting or connecting then fails (`PoolClosed`), and a body cut by
+connection and stops the connects in flight; a call waiting or connecting then fails
+at once (`PoolClosed`), and a body cut by
 it is a `ReadError`, never an end (a body framed by EOF would otherwise seem whole).
 
 Hosts. A name goes out IDNA-encoded (its A-label, in `Host` and for the connect, as
@@ -530,6 +531,8 @@ class Pool:
         self._all: set[_Connection] = set()
         self._sweeper: asyncio.TimerHandle | None = None
         self._closed = False
+        #: the connects in flight (`aclose` stops them)
+        self._connecting: set[asyncio.Task[tuple[asyncio.Transport, _Connection]]] = set()
 
     async def request(
         self,
@@ -629,17 +632,30 @@ class Pool:
         scheme, host, port = origin
         loop = asyncio.get_running_loop()
         context = (self._ssl or _default_ssl()) if scheme == "https" else None
+        # (a task of its own, which `aclose` stops: the caller is not cancelled by it)
+        job = asyncio.ensure_future(
+            loop.create_connection(
+                lambda: _Connection(loop, home),
+                host,
+                port,
+                ssl=context,
+                server_hostname=host if context is not None else None,
+            )
+        )
+        self._connecting.add(job)
         try:
             async with asyncio.timeout(self.connect_timeout):
-                _, conn = await loop.create_connection(
-                    lambda: _Connection(loop, home),
-                    host,
-                    port,
-                    ssl=context,
-                    server_hostname=host if context is not None else None,
-                )
+                _, conn = await job
+        except asyncio.CancelledError:
+            self._free(home)
+            _close_made(job)
+            caller = asyncio.current_task()
+            if job.cancelled() and self._closed and not (caller and caller.cancelling()):
+                raise PoolClosed("the HTTP pool was closed while the connection was made") from None
+            raise
         except TimeoutError:
             self._free(home)
+            _close_made(job)
             raise ConnectTimeout(
                 f"no connection to {host}:{port} in {self.connect_timeout} s"
             ) from None
@@ -649,7 +665,9 @@ class Pool:
         except BaseException:
             self._free(home)
             raise
-        if self._closed:  # (closed while connecting: never used, never leaked)
+        finally:
+            self._connecting.discard(job)
+        if self._closed:  # (closed as the connect ended: never used, never leaked)
             conn.close()
             self._free(home)
             raise PoolClosed("the HTTP pool was closed while the connection was made")
@@ -748,10 +766,18 @@ class Pool:
                 waiter = home.waiters.popleft()
                 if not waiter.done():
                     waiter.set_exception(PoolClosed("the HTTP pool was closed"))
+        for job in list(self._connecting):
+            job.cancel()  # (its caller fails with `PoolClosed`)
         for conn in list(self._all):
             self._discard(conn)
         with contextlib.suppress(Exception):
             await asyncio.sleep(0)  # (let the transports close)
+
+
+def _close_made(job: asyncio.Task[tuple[asyncio.Transport, _Connection]]) -> None:
+    """Close the connection of a connect that ended as its caller stopped waiting."""
+    if job.done() and not job.cancelled() and job.exception() is None:
+        job.result()[0].close()
 
 
 def _no_slot(waiter: asyncio.Future[_Connection | None], timeout: float) -> None:
