@@ -19,16 +19,8 @@ from typing import TypeVar, cast
 
 import msgspec
 
+from . import _messages as msg
 from ._errors import InvalidParams, InvalidRequest, ParseError, RpcError
-from ._messages import (
-    AnyMessage,
-    ErrorObject,
-    ErrorResponse,
-    Notification,
-    Request,
-    RequestId,
-    SuccessResponse,
-)
 
 T = TypeVar("T")
 
@@ -39,16 +31,16 @@ class Invalid(msgspec.Struct, frozen=True):
     """Input that is not a valid message, with the error to answer it with."""
 
     error: RpcError
-    id: RequestId | None = None
+    id: msg.RequestId | None = None
 
-    def response(self) -> ErrorResponse:
+    def response(self) -> msg.ErrorResponse:
         return self.error.to_response(self.id)
 
 
 class Batch(msgspec.Struct, frozen=True):
     """A JSON-RPC batch array (only when the profile allows batches); never empty."""
 
-    items: list[AnyMessage | Invalid]
+    items: list[msg.AnyMessage | Invalid]
 
 
 class _Envelope(msgspec.Struct):
@@ -57,7 +49,7 @@ class _Envelope(msgspec.Struct):
     method: str | msgspec.UnsetType = _UNSET
     params: msgspec.Raw | msgspec.UnsetType = _UNSET
     result: msgspec.Raw | msgspec.UnsetType = _UNSET
-    error: ErrorObject | msgspec.UnsetType = _UNSET
+    error: msg.ErrorObject | msgspec.UnsetType = _UNSET
 
 
 _envelope_decoder = msgspec.json.Decoder(_Envelope)
@@ -69,11 +61,11 @@ _N = ord("n")
 _WHITESPACE = b" \t\r\n"
 
 
-def _invalid(detail: str, id: RequestId | None = None) -> Invalid:
+def _invalid(detail: str, id: msg.RequestId | None = None) -> Invalid:
     return Invalid(RpcError.invalid_request(detail), id)
 
 
-def _classify(env: _Envelope) -> AnyMessage | Invalid:
+def _classify(env: _Envelope) -> msg.AnyMessage | Invalid:
     """The envelope rules, over a well-typed envelope."""
     id = env.id
     readable_id = None if id is _UNSET else id
@@ -93,18 +85,18 @@ def _classify(env: _Envelope) -> AnyMessage | Invalid:
                 "a message cannot have both a method and a result or error", readable_id
             )
         if id is _UNSET:
-            return Notification(method=method, params=params)
-        return Request(id=readable_id, method=method, params=params)
+            return msg.Notification(method=method, params=params)
+        return msg.Request(id=readable_id, method=method, params=params)
     if env.result is not _UNSET:
         if env.error is not _UNSET:
             return _invalid("a response cannot have both result and error", readable_id)
         if id is _UNSET:
             return _invalid('a response must have an "id"')
-        return SuccessResponse(id=readable_id, result=env.result)
+        return msg.SuccessResponse(id=readable_id, result=env.result)
     if env.error is not _UNSET:
         if id is _UNSET:
             return _invalid('a response must have an "id"')
-        return ErrorResponse(id=readable_id, error=env.error)
+        return msg.ErrorResponse(id=readable_id, error=env.error)
     return _invalid('a message needs a "method", or a "result" or "error"', readable_id)
 
 
@@ -114,11 +106,11 @@ def _explain(value: object) -> Invalid:
         kind = "an array" if isinstance(value, list) else f"a JSON {_json_kind(value)}"
         return _invalid(f"a message must be an object, not {kind}")
     raw_id = value.get("id")
-    id: RequestId | None = None
+    id: msg.RequestId | None = None
     if "id" in value and not (raw_id is None or isinstance(raw_id, str) or _is_int(raw_id)):
         return _invalid(f'"id" must be a string, an integer or null, not {_json_kind(raw_id)}')
     if isinstance(raw_id, str) or _is_int(raw_id):
-        id = cast("RequestId", raw_id)
+        id = cast("msg.RequestId", raw_id)
     if value.get("jsonrpc") != "2.0":
         return _invalid('"jsonrpc" must be "2.0"', id)
     if "method" in value and not isinstance(value["method"], str):
@@ -155,7 +147,7 @@ def _parse_error(exc: msgspec.DecodeError | RecursionError) -> Invalid:
     return Invalid(RpcError.parse_error(str(exc)))
 
 
-def decode_message(data: bytes) -> AnyMessage | Invalid:
+def decode_message(data: bytes) -> msg.AnyMessage | Invalid:
     """Decode one message that must not be a batch (batches off)."""
     try:
         return _classify(_envelope_decoder.decode(data))
@@ -172,7 +164,7 @@ def decode_message(data: bytes) -> AnyMessage | Invalid:
     return _explain(value)
 
 
-def decode(data: bytes, *, batches: bool = False) -> AnyMessage | Invalid | Batch:
+def decode(data: bytes, *, batches: bool = False) -> msg.AnyMessage | Invalid | Batch:
     """Decode one frame: a message, a batch (when `batches`), or what is wrong with it."""
     if not batches or data.lstrip(_WHITESPACE)[:1] != b"[":
         return decode_message(data)

@@ -20,7 +20,7 @@ from interlink.a2a._card_sign import SigningKey
 from interlink.a2a._types import AgentCard, AgentInterface, SecurityRequirement, StringList
 from interlink.a2a.server._auth import Authenticator
 from interlink.a2a.server._executor import AgentExecutor
-from interlink.a2a.server._handler import A2AServer, Authorize, owner_only
+from interlink.a2a.server._handler import A2AServer, Authorize
 from interlink.a2a.server._http import DEFAULT_BINDINGS, DEFAULT_MAX_BODY, A2AApp
 from interlink.a2a.server._push import PushDelivery
 from interlink.a2a.stores._base import TaskStore
@@ -68,20 +68,25 @@ def missing_card_fields(card: AgentCard) -> list[str]:
     return [v.field for v in _codec.missing_required(card) if v.field != "supportedInterfaces"]
 
 
-class ServerOptions(TypedDict, total=False):
-    """The options of `create_app` that make its `A2AServer` (see there), for another
-    binding's factory to take as they are (`create_grpc_server`)."""
+class _HandlerOptions(TypedDict, total=False):
+    """The options `build_server` passes on to `A2AServer` as they are (its defaults)."""
 
-    store: TaskStore | str | None
     extended_card: AgentCard | None
     authorize: Authorize
     stream_queue_limit: int
     stream_queue_bytes: int
-    auth: Sequence[Authenticator]
-    push_allow: Sequence[str]
     lease_ttl: float
     retention: float | None
     expose_errors: bool
+
+
+class ServerOptions(_HandlerOptions, total=False):
+    """The options of `create_app` that make its `A2AServer` (see there), for another
+    binding's factory to take as they are (`create_grpc_server`)."""
+
+    store: TaskStore | str | None
+    auth: Sequence[Authenticator]
+    push_allow: Sequence[str]
 
 
 def build_server(
@@ -89,20 +94,15 @@ def build_server(
     card: AgentCard,
     *,
     store: TaskStore | str | None = None,
-    extended_card: AgentCard | None = None,
-    authorize: Authorize = owner_only,
-    stream_queue_limit: int = 1024,
-    stream_queue_bytes: int = 4 * 1024 * 1024,
     auth: Sequence[Authenticator] = (),
     push_allow: Sequence[str] = (),
-    lease_ttl: float = 10.0,
-    retention: float | None = None,
-    expose_errors: bool = False,
     stacklevel: int = 2,
+    **options: Unpack[_HandlerOptions],
 ) -> A2AServer:
     """The binding-neutral server of `create_app` and the gRPC server factory: the
     options as `create_app` describes them (the card's REQUIRED fields checked, its
-    security schemes filled in from `auth`, the store opened from its URL)."""
+    security schemes filled in from `auth`, the store opened from its URL; the others
+    `A2AServer`'s, their defaults its own)."""
     missing = missing_card_fields(card)
     if missing:
         warnings.warn(
@@ -130,19 +130,7 @@ def build_server(
     push = None
     if card.capabilities.push_notifications is True:
         push = PushDelivery(store, allow_hosts=push_allow)
-    return A2AServer(
-        executor,
-        card,
-        store,
-        extended_card=extended_card,
-        authorize=authorize,
-        stream_queue_limit=stream_queue_limit,
-        stream_queue_bytes=stream_queue_bytes,
-        push=push,
-        lease_ttl=lease_ttl,
-        retention=retention,
-        expose_errors=expose_errors,
-    )
+    return A2AServer(executor, card, store, push=push, **options)
 
 
 def create_app(
@@ -168,7 +156,7 @@ def create_app(
     each (§8.3.1), made from each request unless the card lists its own.
 
     The other options make the `A2AServer` (`ServerOptions`, their defaults those of
-    `build_server`: `store`, `extended_card`, `authorize`, ...).
+    `build_server` and `A2AServer`: `store`, `extended_card`, `authorize`, ...).
 
     `auth`: authenticators for the card's security schemes (`ApiKeyAuth`, `BearerAuth`,
     or your own); when given, a call without valid credentials gets HTTP 401, the card

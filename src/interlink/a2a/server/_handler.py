@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from interlink.a2a import _codec
+from interlink.a2a import _types as t
 from interlink.a2a._errors import (
     ExtendedAgentCardNotConfigured,
     PushNotificationNotSupported,
@@ -35,28 +36,6 @@ from interlink.a2a._errors import (
     bad_request,
 )
 from interlink.a2a._lifecycle import ACTIVE, INTERRUPTED, TERMINAL, refusal, step
-from interlink.a2a._types import (
-    AgentCard,
-    CancelTaskRequest,
-    DeleteTaskPushNotificationConfigRequest,
-    Empty,
-    GetExtendedAgentCardRequest,
-    GetTaskPushNotificationConfigRequest,
-    GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest,
-    ListTaskPushNotificationConfigsResponse,
-    ListTasksRequest,
-    ListTasksResponse,
-    Message,
-    Role,
-    SendMessageConfiguration,
-    SendMessageRequest,
-    SendMessageResponse,
-    SubscribeToTaskRequest,
-    Task,
-    TaskPushNotificationConfig,
-    TaskState,
-)
 from interlink.a2a.server._executor import (
     AgentExecutor,
     InvalidEventSequence,
@@ -121,10 +100,10 @@ class A2AServer:
     def __init__(
         self,
         executor: AgentExecutor,
-        card: AgentCard,
+        card: t.AgentCard,
         store: TaskStore,
         *,
-        extended_card: AgentCard | None = None,
+        extended_card: t.AgentCard | None = None,
         authorize: Authorize = owner_only,
         stream_queue_limit: int = 1024,
         stream_queue_bytes: int = 4 * 1024 * 1024,
@@ -305,7 +284,7 @@ class A2AServer:
                 await asyncio.wait_for(asyncio.shield(runner), 2.0)
         state = live.state  # (it may have finished meanwhile)
         if (live.running or live.users) and state not in TERMINAL:
-            state = TaskState.TASK_STATE_WORKING  # an executor or a request has it now
+            state = t.TaskState.TASK_STATE_WORKING  # an executor or a request has it now
         step(state, "send", task_id=live.task_id)  # (active: another replica runs it)
 
     @contextlib.contextmanager
@@ -338,7 +317,7 @@ class A2AServer:
         return row
 
     @staticmethod
-    def _shape(task: Task, history: int | None, *, artifacts: bool = True) -> Task:
+    def _shape(task: t.Task, history: int | None, *, artifacts: bool = True) -> t.Task:
         changes: dict[str, object] = {}
         if history is not None:
             changes["history"] = task.history[-history:] if history else []
@@ -349,7 +328,7 @@ class A2AServer:
     # -- SendMessage / SendStreamingMessage ------------------------------------------------
 
     async def _begin(
-        self, params: SendMessageRequest, call: Call
+        self, params: t.SendMessageRequest, call: Call
     ) -> tuple[LiveTask, RequestContext, int | None]:
         """Check a send and hold its task (new, or the one it follows up) until `_start`:
         the task, the executor's context and the history length asked (None: all)."""
@@ -410,7 +389,7 @@ class A2AServer:
             raise
         return live, context, history
 
-    async def _add_follow_up(self, live: LiveTask, message: Message) -> None:
+    async def _add_follow_up(self, live: LiveTask, message: t.Message) -> None:
         """The follow-up's message joins the task. Among replicas the write is strict:
         a task that took another message meanwhile refuses this one; a task whose
         executor (elsewhere) is still returning from asking holds its lease a moment
@@ -449,7 +428,7 @@ class A2AServer:
         live.users -= 1
         self._evict(live)
 
-    async def send_message(self, params: SendMessageRequest, call: Call) -> SendMessageResponse:
+    async def send_message(self, params: t.SendMessageRequest, call: Call) -> t.SendMessageResponse:
         """Start the task and wait until it answers (ends, asks for input, or, with
         `returnImmediately`, exists)."""
         live, context, history = await self._begin(params, call)
@@ -472,11 +451,11 @@ class A2AServer:
         if live.direct_message is None and live.task is None:
             raise no_answer(live.failure, expose=self.expose_errors)
         if live.direct_message is not None:
-            return SendMessageResponse(message=live.direct_message)
+            return t.SendMessageResponse(message=live.direct_message)
         assert live.task is not None
-        return SendMessageResponse(task=self._shape(live.task, history))
+        return t.SendMessageResponse(task=self._shape(live.task, history))
 
-    async def send_streaming_message(self, params: SendMessageRequest, call: Call) -> TaskStream:
+    async def send_streaming_message(self, params: t.SendMessageRequest, call: Call) -> TaskStream:
         self._require_streaming()
         live, context, history = await self._begin(params, call)
         sub = self._subscribe(live, close_on_interrupt=True)
@@ -495,12 +474,12 @@ class A2AServer:
 
     # -- tasks ----------------------------------------------------------------------------
 
-    async def get_task(self, params: GetTaskRequest, call: Call) -> Task:
+    async def get_task(self, params: t.GetTaskRequest, call: Call) -> t.Task:
         history = _history_length(params.history_length, "historyLength")
         row = await self._visible(call, params.id, "GetTask")
-        return self._shape(_codec.decode(Task, row.task), history)
+        return self._shape(_codec.decode(t.Task, row.task), history)
 
-    async def list_tasks(self, params: ListTasksRequest, call: Call) -> ListTasksResponse:
+    async def list_tasks(self, params: t.ListTasksRequest, call: Call) -> t.ListTasksResponse:
         violations: list[tuple[str, str]] = []
         page_size = 50 if params.page_size is msgspec.UNSET else params.page_size
         assert isinstance(page_size, int)
@@ -514,7 +493,7 @@ class A2AServer:
                 violations.append(("pageToken", "is not a token this server issued"))
         if violations:
             raise bad_request(violations)
-        state = None if params.status is TaskState.TASK_STATE_UNSPECIFIED else str(params.status)
+        state = None if params.status is t.TaskState.TASK_STATE_UNSPECIFIED else str(params.status)
         after = None
         if params.status_timestamp_after is not None:
             after = micros(params.status_timestamp_after) - 1  # the filter is inclusive
@@ -546,10 +525,10 @@ class A2AServer:
         rows = rows[:page_size]
         artifacts = params.include_artifacts is True
         tasks = [
-            self._shape(_codec.decode(Task, r.task), history, artifacts=artifacts) for r in rows
+            self._shape(_codec.decode(t.Task, r.task), history, artifacts=artifacts) for r in rows
         ]
         token = _encode_token(rows[-1].status_time, rows[-1].task_id) if more and rows else ""
-        return ListTasksResponse(
+        return t.ListTasksResponse(
             tasks=tasks, next_page_token=token, page_size=page_size, total_size=total
         )
 
@@ -569,11 +548,11 @@ class A2AServer:
                 return visible
             before = (batch[-1].status_time, batch[-1].task_id)
 
-    async def cancel_task(self, params: CancelTaskRequest, call: Call) -> Task:
+    async def cancel_task(self, params: t.CancelTaskRequest, call: Call) -> t.Task:
         row = await self._visible(call, params.id, "CancelTask")
         if row.state in TERMINAL:  # (canceled: answered as it is)
             step(row.state, "cancel", task_id=row.task_id)
-            return _codec.decode(Task, row.task)
+            return _codec.decode(t.Task, row.task)
         live = self._live(call.tenant, row.task_id, row=row)
         replicas = self.replicas  # (kept: a shutdown meanwhile forgets the hub)
         with self._holding(live):
@@ -598,7 +577,7 @@ class A2AServer:
                         ) from None
                 await self._ask_to_cancel(replicas, live)
                 asked = True
-            if live.state != TaskState.TASK_STATE_CANCELED:  # (the executor refused)
+            if live.state != t.TaskState.TASK_STATE_CANCELED:  # (the executor refused)
                 raise refusal(live.state, "cancel", row.task_id)
             assert live.task is not None
             return live.task
@@ -609,7 +588,7 @@ class A2AServer:
         await replicas.store.request_cancel(live.tenant, live.task_id)
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self.cancel_wait):
-                await live.wait_for(lambda t: t.state in TERMINAL)
+                await live.wait_for(lambda task: task.state in TERMINAL)
 
     async def _cancel_running(
         self, live: LiveTask, call: Call | None = None, metadata: dict[str, object] | None = None
@@ -636,7 +615,7 @@ class A2AServer:
         except InvalidEventSequence:
             pass  # the task reached another terminal state meanwhile
 
-    async def subscribe_to_task(self, params: SubscribeToTaskRequest, call: Call) -> TaskStream:
+    async def subscribe_to_task(self, params: t.SubscribeToTaskRequest, call: Call) -> TaskStream:
         """The task's stream from its snapshot on, or after `call.last_event_id` (the
         events stored since, then the live ones)."""
         self._require_streaming()
@@ -715,8 +694,8 @@ class A2AServer:
 
     @staticmethod
     def _push_config(
-        call: Call, task_id: str, config: TaskPushNotificationConfig
-    ) -> TaskPushNotificationConfig:
+        call: Call, task_id: str, config: t.TaskPushNotificationConfig
+    ) -> t.TaskPushNotificationConfig:
         _check_ids(("id", config.id))
         return msgspec.structs.replace(
             config, id=config.id or new_id(), task_id=task_id, tenant=call.tenant
@@ -731,8 +710,8 @@ class A2AServer:
             raise bad_request([("url", reason)])
 
     async def create_task_push_notification_config(
-        self, params: TaskPushNotificationConfig, call: Call
-    ) -> TaskPushNotificationConfig:
+        self, params: t.TaskPushNotificationConfig, call: Call
+    ) -> t.TaskPushNotificationConfig:
         self._require_push()
         if not params.url:
             raise bad_request([("url", "a webhook URL is required")])
@@ -744,8 +723,8 @@ class A2AServer:
         return stored
 
     async def get_task_push_notification_config(
-        self, params: GetTaskPushNotificationConfigRequest, call: Call
-    ) -> TaskPushNotificationConfig:
+        self, params: t.GetTaskPushNotificationConfigRequest, call: Call
+    ) -> t.TaskPushNotificationConfig:
         self._require_push()
         row = await self._visible(call, params.task_id, "GetTaskPushNotificationConfig")
         stored = None
@@ -753,32 +732,32 @@ class A2AServer:
             stored = await self.store.get_push_config(call.tenant, row.task_id, params.id)
         if stored is None:
             raise TaskNotFound(f"push config {params.id!r} not found", taskId=row.task_id)
-        return _codec.decode(TaskPushNotificationConfig, stored)
+        return _codec.decode(t.TaskPushNotificationConfig, stored)
 
     async def list_task_push_notification_configs(
-        self, params: ListTaskPushNotificationConfigsRequest, call: Call
-    ) -> ListTaskPushNotificationConfigsResponse:
+        self, params: t.ListTaskPushNotificationConfigsRequest, call: Call
+    ) -> t.ListTaskPushNotificationConfigsResponse:
         self._require_push()
         row = await self._visible(call, params.task_id, "ListTaskPushNotificationConfigs")
         configs = await self.store.list_push_configs(call.tenant, row.task_id)
-        return ListTaskPushNotificationConfigsResponse(
-            configs=[_codec.decode(TaskPushNotificationConfig, c) for _, c in configs]
+        return t.ListTaskPushNotificationConfigsResponse(
+            configs=[_codec.decode(t.TaskPushNotificationConfig, c) for _, c in configs]
         )
 
     async def delete_task_push_notification_config(
-        self, params: DeleteTaskPushNotificationConfigRequest, call: Call
-    ) -> Empty:
+        self, params: t.DeleteTaskPushNotificationConfigRequest, call: Call
+    ) -> t.Empty:
         self._require_push()
         row = await self._visible(call, params.task_id, "DeleteTaskPushNotificationConfig")
         if _id_problem(params.id) is None:  # (another is in no store: nothing to delete)
             await self.store.delete_push_config(call.tenant, row.task_id, params.id)
-        return Empty()
+        return t.Empty()
 
     # -- cards ------------------------------------------------------------------------
 
     async def get_extended_agent_card(
-        self, params: GetExtendedAgentCardRequest, call: Call
-    ) -> AgentCard:
+        self, params: t.GetExtendedAgentCardRequest, call: Call
+    ) -> t.AgentCard:
         if self.card.capabilities.extended_agent_card is not True:
             raise UnsupportedOperation("this agent has no extended card")
         if self.extended_card is None:
@@ -799,13 +778,13 @@ def _id_problem(value: str) -> str | None:
     return None
 
 
-def _check_message(message: Message) -> None:
+def _check_message(message: t.Message) -> None:
     """-32602 naming each REQUIRED field of a client's message that is missing
     (`messageId`, `role`: ROLE_UNSPECIFIED is no role; at least one part)."""
     violations = []
     if not message.message_id:
         violations.append(("message.messageId", "required field is missing or empty"))
-    if message.role is Role.ROLE_UNSPECIFIED:
+    if message.role is t.Role.ROLE_UNSPECIFIED:
         violations.append(("message.role", "required field is missing (or ROLE_UNSPECIFIED)"))
     if not message.parts:
         violations.append(("message.parts", "a message needs at least one part"))
@@ -856,9 +835,9 @@ async def _close_shared(store: TaskStore) -> None:
 def _context_of(
     live: LiveTask,
     call: Call | None = None,
-    message: Message | None = None,
+    message: t.Message | None = None,
     *,
-    configuration: SendMessageConfiguration | None = None,
+    configuration: t.SendMessageConfiguration | None = None,
     metadata: dict[str, object] | None = None,
 ) -> RequestContext:
     """The executor's context for `live`'s task and `call` (None: for its owner); without
@@ -866,7 +845,7 @@ def _context_of(
     if message is None:
         assert live.task is not None
         history = reversed(live.task.history)
-        message = next((m for m in history if m.role is Role.ROLE_USER), Message())
+        message = next((m for m in history if m.role is t.Role.ROLE_USER), t.Message())
     call = call or Call(principal=live.owner, tenant=live.tenant)
     return RequestContext(
         message=message,

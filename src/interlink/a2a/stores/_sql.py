@@ -14,22 +14,8 @@ import re
 from typing import Any, Unpack
 
 from interlink.a2a.stores import _base as _store
-from interlink.a2a.stores._base import (
-    V10,
-    Configs,
-    Delivery,
-    EventRow,
-    NewConfigs,
-    PushConfig,
-    StoreError,
-    TaskChange,
-    TaskFilter,
-    TaskPage,
-    TaskRow,
-    page_of,
-)
 
-TASK_COLUMNS = ", ".join(TaskRow.__struct_fields__)
+TASK_COLUMNS = ", ".join(_store.TaskRow.__struct_fields__)
 ACTIVE = ", ".join(f"'{state}'" for state in sorted(_store.ACTIVE_STATES))
 """Literals, so that the planner can use the partial indexes on active tasks."""
 TERMINAL = tuple(sorted(_store.TERMINAL_STATES))
@@ -86,21 +72,23 @@ def sqlite(sql: str) -> str:
 
 
 def config_rows(
-    tenant: str, task_id: str, configs: NewConfigs
+    tenant: str, task_id: str, configs: _store.NewConfigs
 ) -> builtins.list[tuple[object, ...]]:
     """The `PUT_CONFIG` parameters of each of a new task's push configs."""
-    return [(tenant, task_id, *PushConfig(*c)) for c in configs]
+    return [(tenant, task_id, *_store.PushConfig(*c)) for c in configs]
 
 
-def task_row(r: Any) -> TaskRow:
+def task_row(r: Any) -> _store.TaskRow:
     """A `tasks` row, columns in `TASK_COLUMNS` order."""
-    return TaskRow(**dict(zip(TaskRow.__struct_fields__, r, strict=True)))
+    return _store.TaskRow(**dict(zip(_store.TaskRow.__struct_fields__, r, strict=True)))
 
 
-def appended(tenant: str, task_id: str, change: TaskChange, rest: tuple[Any, ...] | Any) -> TaskRow:
+def appended(
+    tenant: str, task_id: str, change: _store.TaskChange, rest: tuple[Any, ...] | Any
+) -> _store.TaskRow:
     """The row `append` wrote: `rest` is what its UPDATE returned, `(context_id, owner,
     version, last_seq, ...)`."""
-    return TaskRow(
+    return _store.TaskRow(
         tenant=tenant,
         task_id=task_id,
         context_id=rest[0],
@@ -120,13 +108,13 @@ CLAIMED_COLUMNS = (
 (`config` is NULL for an orphan: its config was deleted after it was queued)."""
 
 
-def delivery(r: Any) -> Delivery:
+def delivery(r: Any) -> _store.Delivery:
     """A claimed row, columns in `CLAIMED_COLUMNS` order."""
-    return Delivery(**dict(zip(Delivery.__struct_fields__, r, strict=False)))
+    return _store.Delivery(**dict(zip(_store.Delivery.__struct_fields__, r, strict=False)))
 
 
 def where(
-    tenant: str, query: TaskFilter, before: tuple[int, str] | None = None
+    tenant: str, query: _store.TaskFilter, before: tuple[int, str] | None = None
 ) -> tuple[str, list[object]]:
     """The WHERE clause (with `$n` placeholders) of the tasks `query` keeps, after the
     keyset cursor `before`, and its parameters."""
@@ -152,7 +140,7 @@ def where(
 
 
 def page_sql(
-    source: str, tenant: str, query: TaskFilter, size: int, before: tuple[int, str] | None
+    source: str, tenant: str, query: _store.TaskFilter, size: int, before: tuple[int, str] | None
 ) -> tuple[str, list[object]]:
     """The SELECT of one page of `list` from `source` (the table, maybe with an index
     hint), and its parameters."""
@@ -165,7 +153,7 @@ def page_sql(
     return sql, params
 
 
-def count_sql(tenant: str, query: TaskFilter) -> tuple[str, list[object]]:
+def count_sql(tenant: str, query: _store.TaskFilter) -> tuple[str, list[object]]:
     clause, params = where(tenant, query)
     return f"SELECT count(*) FROM tasks WHERE {clause}", params
 
@@ -184,40 +172,44 @@ class SqlStore:
     _NO_SUCH_TASK: type[BaseException] = Exception
     """The driver's foreign-key violation: a push config for a task that does not exist."""
 
-    def _source(self, query: TaskFilter) -> str:
+    def _source(self, query: _store.TaskFilter) -> str:
         """What `list` selects from: the table, or the table with an index hint."""
         return "tasks"
 
-    async def get(self, tenant: str, task_id: str) -> TaskRow | None:
+    async def get(self, tenant: str, task_id: str) -> _store.TaskRow | None:
         found = await self._fetch(GET_TASK, tenant, task_id)
         return task_row(found[0]) if found else None
 
     async def events(
         self, tenant: str, task_id: str, after_seq: int = 0, limit: int = 1000
-    ) -> builtins.list[EventRow]:
+    ) -> builtins.list[_store.EventRow]:
         rows = await self._fetch(EVENTS, tenant, task_id, after_seq, max(limit, 0))
-        return [EventRow(seq, payload) for seq, payload in rows]
+        return [_store.EventRow(seq, payload) for seq, payload in rows]
 
-    async def list(self, tenant: str, **query: Unpack[TaskPage]) -> builtins.list[TaskRow]:
-        sql, params = page_sql(self._source(query), tenant, query, *page_of(query))
+    async def list(
+        self, tenant: str, **query: Unpack[_store.TaskPage]
+    ) -> builtins.list[_store.TaskRow]:
+        sql, params = page_sql(self._source(query), tenant, query, *_store.page_of(query))
         return [task_row(r) for r in await self._fetch(sql, *params)]
 
-    async def count(self, tenant: str, **query: Unpack[TaskFilter]) -> int:
+    async def count(self, tenant: str, **query: Unpack[_store.TaskFilter]) -> int:
         sql, params = count_sql(tenant, query)
         ((n,),) = await self._fetch(sql, *params)
         return int(n)
 
-    async def active(self) -> builtins.list[TaskRow]:
+    async def active(self) -> builtins.list[_store.TaskRow]:
         return [task_row(r) for r in await self._fetch(ACTIVE_TASKS)]
 
     async def put_push_config(
-        self, tenant: str, task_id: str, config_id: str, config: bytes, protocol: str = V10
+        self, tenant: str, task_id: str, config_id: str, config: bytes, protocol: str = _store.V10
     ) -> None:
         try:
             await self._execute(PUT_CONFIG, tenant, task_id, config_id, config, protocol)
-        except StoreError as exc:
+        except _store.StoreError as exc:
             if isinstance(exc.__cause__, self._NO_SUCH_TASK):
-                raise StoreError(f"push config for unknown task {task_id}") from exc.__cause__
+                raise _store.StoreError(
+                    f"push config for unknown task {task_id}"
+                ) from exc.__cause__
             raise
 
     async def get_push_config(self, tenant: str, task_id: str, config_id: str) -> bytes | None:
@@ -225,7 +217,7 @@ class SqlStore:
         config: bytes | None = found[0][0] if found else None
         return config
 
-    async def list_push_configs(self, tenant: str, task_id: str) -> Configs:
+    async def list_push_configs(self, tenant: str, task_id: str) -> _store.Configs:
         return [(cid, config) for cid, config in await self._fetch(LIST_CONFIGS, tenant, task_id)]
 
     async def delete_push_config(self, tenant: str, task_id: str, config_id: str) -> None:
