@@ -139,3 +139,30 @@ def test_apply_follows_the_table(events: list[tuple[str, str]]) -> None:
             return
         task, _ = apply(task, event, CONTEXT)
         assert str(task.status.state) == step(state, kind, target)
+
+
+def test_an_executor_adding_to_a_list_it_published_changes_no_task() -> None:
+    """The task is the fold of its events: parts added to a published artifact's list
+    afterwards (an executor reusing it to stream) are in no event, so not in the task."""
+    parts = [Part(text="a")]
+    first = Task(
+        id="t1",
+        context_id="c1",
+        status=TaskStatus(state=S.TASK_STATE_WORKING),
+        artifacts=[Artifact(artifact_id="given", parts=parts)],
+    )
+    task, _ = apply(None, first, CONTEXT)
+    for event in (
+        TaskArtifactUpdateEvent(artifact=Artifact(artifact_id="new", parts=parts)),
+        TaskArtifactUpdateEvent(artifact=Artifact(artifact_id="given", parts=parts)),
+    ):
+        task, _ = apply(task, event, CONTEXT)
+    appended = TaskArtifactUpdateEvent(
+        artifact=Artifact(artifact_id="new", parts=[Part(text="c")]), append=True
+    )
+    parts.append(Part(text="b"))  # (not published)
+    task, _ = apply(task, appended, CONTEXT)
+    assert {a.artifact_id: [p.text for p in a.parts] for a in task.artifacts} == {
+        "given": ["a"],
+        "new": ["a", "c"],
+    }

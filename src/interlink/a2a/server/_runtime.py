@@ -34,6 +34,7 @@ from interlink.a2a import _codec
 from interlink.a2a._errors import A2AError, InvalidAgentResponse
 from interlink.a2a._lifecycle import INTERRUPTED, NEW, TERMINAL, step
 from interlink.a2a._types import (
+    Artifact,
     Message,
     StreamResponse,
     Task,
@@ -197,7 +198,11 @@ def apply(
             if status.timestamp is None:
                 status = msgspec.structs.replace(status, timestamp=datetime.now(UTC))
             first = msgspec.structs.replace(
-                event, id=context.task_id, context_id=context.context_id, status=status
+                event,
+                id=context.task_id,
+                context_id=context.context_id,
+                status=status,
+                artifacts=[_own_parts(a) for a in event.artifacts],
             )
             first = _with_user_message(first, context.message)
             return first, [StreamResponse(task=first)]
@@ -247,14 +252,23 @@ def _update(
                 artifact = msgspec.structs.replace(
                     existing, parts=[*existing.parts, *artifact.parts]
                 )
+            else:
+                artifact = _own_parts(artifact)
             artifacts[i] = artifact
             break
     else:
-        artifacts.append(artifact)
+        artifacts.append(_own_parts(artifact))
     task = msgspec.structs.replace(task, artifacts=artifacts)
     if not ids_given:
         event = msgspec.structs.replace(event, task_id=task_id, context_id=context_id)
     return task, StreamResponse(artifact_update=event)
+
+
+def _own_parts(artifact: Artifact) -> Artifact:
+    """The artifact with a list of parts of the task's own: an executor that goes on
+    adding to the list it published (to stream the next chunk) changes neither the task
+    nor what its events said."""
+    return msgspec.structs.replace(artifact, parts=list(artifact.parts))
 
 
 class Subscription:
