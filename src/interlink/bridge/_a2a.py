@@ -142,6 +142,7 @@ class _Turn:
         self._wanted: asyncio.Future[None] | None = None  # what `get` waits on, if it waits
         self._waking = False
         self._room = asyncio.Event()
+        self._stopped = asyncio.Event()  # (set when its driver stops)
         self.artifact_id: str | None = None
         self.question: _Ask | None = None
         self.cancelled = False
@@ -204,6 +205,19 @@ class _Turn:
     def stop_driving(self) -> None:
         self.driving = False
         self._room.set()  # (a `put` waiting for room sees that nobody drains it)
+        self._stopped.set()
+
+    def end(self) -> None:
+        self.ended.set()
+        self._stopped.set()  # (who waits in `driven` sees it)
+
+    async def driven(self) -> bool:
+        """Wait while another drives the turn; whether it has ended (False: its driver
+        stopped short of the end, as on a failed write: the turn is to drive on)."""
+        while self.driving and not self.ended.is_set():
+            self._stopped.clear()
+            await self._stopped.wait()
+        return self.ended.is_set()
 
     def put_now(self, item: _Ask | _End) -> None:
         self._push(item, 0)
@@ -660,8 +674,8 @@ class AcpBridge(AgentExecutor):
         return True
 
     async def _answer(self, turn: _Turn, context: RequestContext, updater: TaskUpdater) -> None:
-        if turn.driving:  # a cancel drives the turn to its end: that end is this task's too
-            await turn.ended.wait()
+        # (a cancel that drives the turn to its end: that end is this task's too)
+        if turn.driving and await turn.driven():
             return
         # The turn is this follow-up's to drive from here, before its first wait: a cancel
         # that comes meanwhile waits for this drive's end instead of driving it too.
@@ -677,6 +691,8 @@ class AcpBridge(AgentExecutor):
                     if not turn.cancelled:
                         return
                     # (cancelled meanwhile: the cancel waits for the end, driven here)
+                    if not ask.answer.done():
+                        ask.answer.set_result(None)
                 else:
                     await updater.working()
                     if not ask.answer.done():  # (else given up meanwhile: the drive tells so)
@@ -702,7 +718,14 @@ class AcpBridge(AgentExecutor):
                     turn.question = item
                     parts = question_parts(item.request)
                     await updater.requires_input(updater.message(parts=parts))
-                    return
+                    if not _cancelled(turn):
+                        return
+                    # cancelled while the question was published: the cancel waits for
+                    # the end, driven on here (the question is answered `cancelled`)
+                    if not item.answer.done():
+                        item.answer.set_result(None)
+                    turn.question = None
+                    continue
                 if isinstance(item, _End):
                     self._finish(turn)
                     await updater.events.publish(_end_event(turn, item, self.explain))
@@ -720,7 +743,7 @@ class AcpBridge(AgentExecutor):
             del self._busy[turn.context_id]
         if turn.context_id in turn.member.used:
             turn.member.used[turn.context_id] = asyncio.get_running_loop().time()
-        turn.ended.set()
+        turn.end()
 
     async def cancel(self, context: RequestContext, events: EventSink) -> None:
         """`session/cancel`; the task ends CANCELED once the turn answers (or after
@@ -736,18 +759,28 @@ class AcpBridge(AgentExecutor):
             with contextlib.suppress(ConnectionClosed):
                 await agent.cancel(turn.session_id)
         if turn.question is not None and not turn.question.answer.done():
-            turn.question.answer.set_result(None)  # (the agent is gone: nobody else does)
+            # (the connection answers it `cancelled` itself; with the agent gone, nobody)
+            turn.question.answer.set_result(None)
         try:
             async with asyncio.timeout(self.cancel_wait):
-                if turn.driving:
-                    await turn.ended.wait()  # (the running `execute` publishes the end)
-                else:
-                    await self._drive(turn, updater)
+                # the running `execute` publishes the end; else, or if its drive stops
+                # short of it, this drives the turn to its end
+                while not turn.ended.is_set():
+                    if turn.driving:
+                        await turn.driven()
+                    else:
+                        await self._drive(turn, updater)
         except TimeoutError:
             # The agent did not answer the cancel: the server ends the task CANCELED, and
             # the context takes its next message (its turn is let go).
             logger.warning("the agent did not end turn %s after session/cancel", turn.task_id)
             self._finish(turn)
+
+
+def _cancelled(turn: _Turn) -> bool:
+    """`turn.cancelled`, read afresh after a wait (a test of it before, in the same
+    function, would otherwise seem to tell it: mypy narrows the attribute)."""
+    return turn.cancelled
 
 
 async def _cancel_session(agent: acp.ClientSideConnection, session_id: str) -> None:
