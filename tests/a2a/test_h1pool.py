@@ -569,6 +569,39 @@ async def test_a_connection_made_as_its_caller_is_cancelled_is_closed(
         await pool.aclose()
 
 
+async def test_a_caller_that_swallowed_a_cancel_before_is_told_the_pool_closed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # (`Task.cancelling()` stays up after a cancel caught without `uncancel()`: only one
+    # that comes while connecting is the caller's own)
+    loop = asyncio.get_running_loop()
+    connecting, waiting = asyncio.Event(), asyncio.Event()
+
+    async def hang(*args: object, **kwargs: object) -> None:
+        connecting.set()
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(loop, "create_connection", hang)
+    pool = Pool(5, 60)
+
+    async def caller() -> object:
+        try:
+            waiting.set()
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            pass  # (swallowed, as application code does)
+        return await get(pool, "http://127.0.0.1:9/")
+
+    call = asyncio.create_task(caller())
+    async with asyncio.timeout(5):
+        await waiting.wait()
+        call.cancel()
+        await connecting.wait()
+        await pool.aclose()
+        with pytest.raises(PoolClosed, match="closed while the connection was made"):
+            await call
+
+
 async def test_a_caller_cancelled_while_connecting_is_cancelled_not_told_closed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -643,14 +643,17 @@ class Pool:
             )
         )
         self._connecting.add(job)
+        caller = asyncio.current_task()
+        # (a cancel of the caller itself counts from here: one it swallowed before does not)
+        cancels = caller.cancelling() if caller is not None else 0
         try:
             async with asyncio.timeout(self.connect_timeout):
                 _, conn = await job
         except asyncio.CancelledError:
             self._free(home)
             _close_made(job)
-            caller = asyncio.current_task()
-            if job.cancelled() and self._closed and not (caller and caller.cancelling()):
+            by_caller = caller is not None and caller.cancelling() > cancels
+            if job.cancelled() and self._closed and not by_caller:
                 raise PoolClosed("the HTTP pool was closed while the connection was made") from None
             raise
         except TimeoutError:
