@@ -36,7 +36,8 @@ def _json_name(proto_name: str) -> str:
 
 class Route(NamedTuple):
     """One rule of one method: `segments` are literals, or `None` where a field goes
-    (named in order by `fields`, JSON names); `suffix` is the `:verb` ("" for none)."""
+    (named in order by `fields`, JSON names); `suffix` is the `:verb` ("" for none).
+    `literal_at` and `field_at` are where the literals and the fields are, by segment."""
 
     method: Method[msgspec.Struct, msgspec.Struct]
     rule: HttpRule
@@ -44,6 +45,8 @@ class Route(NamedTuple):
     fields: tuple[str, ...]
     suffix: str
     additional: bool
+    literal_at: tuple[tuple[int, str], ...]
+    field_at: tuple[tuple[str, int], ...]
 
     @classmethod
     def compile(
@@ -65,7 +68,12 @@ class Route(NamedTuple):
                 segments.append(part)
             else:
                 raise ValueError(f"{method.name}: unsupported path template {rule.path!r}")
-        return cls(method, rule, tuple(segments), tuple(fields), suffix, additional)
+        literal_at = tuple((i, s) for i, s in enumerate(segments) if s is not None)
+        holes = [i for i, s in enumerate(segments) if s is None]
+        field_at = tuple(zip(fields, holes, strict=True))
+        return cls(
+            method, rule, tuple(segments), tuple(fields), suffix, additional, literal_at, field_at
+        )
 
     @property
     def literals(self) -> int:
@@ -73,24 +81,27 @@ class Route(NamedTuple):
 
     def match(self, path: str) -> dict[str, str] | None:
         """The fields of `path` (the app's own path, not decoded) when it is this route's."""
-        if self.suffix:
-            if not path.endswith(self.suffix):
+        return self.match_parts(_parts(path))
+
+    def match_parts(self, parts: list[str] | None) -> dict[str, str] | None:
+        """`match` of a path split into its segments (`_parts`)."""
+        if parts is None or len(parts) != len(self.segments):  # (strict: no empty
+            return None  # segment, no trailing slash)
+        suffix = self.suffix
+        if suffix:
+            last = parts[-1]
+            if not last.endswith(suffix):
                 return None
-            path = path[: -len(self.suffix)]
-        if not path.startswith("/"):
-            return None
-        parts = path[1:].split("/")  # (strict: no empty segment, no trailing slash)
-        if len(parts) != len(self.segments):
-            return None
+            parts = [*parts[:-1], last[: -len(suffix)]]
+        for i, literal in self.literal_at:
+            if parts[i] != literal:
+                return None
         values: dict[str, str] = {}
-        names = iter(self.fields)
-        for part, segment in zip(parts, self.segments, strict=True):
-            if segment is None:
-                if not part:
-                    return None
-                values[next(names)] = unquote(part)
-            elif part != segment:
+        for name, i in self.field_at:
+            part = parts[i]
+            if not part:
                 return None
+            values[name] = unquote(part) if "%" in part else part
         return values
 
     def expand(self, values: Mapping[str, str]) -> str:
@@ -108,6 +119,11 @@ class Route(NamedTuple):
             else:
                 parts.append(segment)
         return "/" + "/".join(parts) + self.suffix
+
+
+def _parts(path: str) -> list[str] | None:
+    """The segments of `path` (`/a/b:verb`: `a`, `b:verb`), None when it is no absolute path."""
+    return path[1:].split("/") if path.startswith("/") else None
 
 
 ROUTES: Final[tuple[Route, ...]] = tuple(
@@ -156,12 +172,11 @@ class _Index:
                     table[key] = fits
             self._shapes[n] = slots, table
 
-    def candidates(self, path: str) -> tuple[Route, ...]:
-        """The routes that could match `path`, in `ROUTES` order (none that could not
-        match it is left out; some may still not)."""
-        if not path.startswith("/"):
+    def candidates(self, parts: list[str] | None) -> tuple[Route, ...]:
+        """The routes that could match a path of these segments (`_parts`), in `ROUTES`
+        order (none that could not match it is left out; some may still not)."""
+        if parts is None:
             return ()
-        parts = path[1:].split("/")
         shape = self._shapes.get(len(parts))
         if shape is None:
             return ()
@@ -182,10 +197,11 @@ _ALL: Final = _Index(ROUTES)
 
 def _search(verb: str, path: str) -> tuple[Route, dict[str, str]] | None:
     index = _BY_VERB.get(verb)
-    if index is None:
+    if index is None or not path.startswith("/"):
         return None
-    for route in index.candidates(path):
-        values = route.match(path)
+    parts = path[1:].split("/")
+    for route in index.candidates(parts):
+        values = route.match_parts(parts)
         if values is not None:
             return route, values
     return None
@@ -212,7 +228,8 @@ def find(verb: str, path: str) -> tuple[Route, dict[str, str]] | None:
 
 def allowed(path: str) -> list[str]:
     """The verbs some route takes at `path` (for a 405 `Allow`)."""
-    return sorted({r.rule.verb for r in _ALL.candidates(path) if r.match(path) is not None})
+    parts = _parts(path)
+    return sorted({r.rule.verb for r in _ALL.candidates(parts) if r.match_parts(parts) is not None})
 
 
 def route_of(method: Method[msgspec.Struct, msgspec.Struct], *, tenant: bool = False) -> Route:
