@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from itertools import product
 from typing import Final, NamedTuple
 from urllib.parse import quote, unquote
 
@@ -139,53 +138,34 @@ ROUTES: Final[tuple[Route, ...]] = tuple(
 """Every route of every method, in the order `find` tries them."""
 
 
-_Table = dict[tuple[str | None, ...], tuple[Route, ...]]
-
-
 class _Index:
     """Some routes (in `ROUTES` order) by the shape of the paths they take: a path's
-    segment count, then at each position where some of them hold a literal, that
-    literal or `None` for any other part (a part's `:verb` aside, as literals hold no
-    `:`). Each key holds the routes that could match a path of it, so a search tries
-    those alone, in the order the linear one would, and finds what it would."""
+    segment count and its first segment when some of them begin with that literal
+    (`None` for any other: those that begin with a field). Each key holds the routes
+    that could match a path of it, so a search tries those alone, in the order the
+    linear one would, and finds what it would. (One look-up: a finer key, a literal at
+    each position, costs more to compute than the few routes it would spare.)"""
 
     def __init__(self, routes: tuple[Route, ...]) -> None:
-        self._shapes: dict[int, tuple[tuple[tuple[int, frozenset[str]], ...], _Table]] = {}
+        self._shapes: dict[tuple[int, str | None], tuple[Route, ...]] = {}
         for n in sorted({len(r.segments) for r in routes}):
             group = [r for r in routes if len(r.segments) == n]
-            slots = tuple(
-                (i, frozenset(lits))
-                for i in range(n)
-                if (lits := {s for r in group if (s := r.segments[i]) is not None})
-            )
-            table: _Table = {}
-            for key in product(*((*sorted(lits), None) for _, lits in slots)):
-                fits = tuple(
-                    r
-                    for r in group
-                    if all(
-                        r.segments[i] is None or r.segments[i] == k
-                        for (i, _), k in zip(slots, key, strict=True)
-                    )
-                )
+            firsts = sorted({s for r in group if (s := r.segments[0]) is not None})
+            for first in (*firsts, None):
+                fits = tuple(r for r in group if r.segments[0] in (None, first))
                 if fits:
-                    table[key] = fits
-            self._shapes[n] = slots, table
+                    self._shapes[n, first] = fits
 
     def candidates(self, parts: list[str] | None) -> tuple[Route, ...]:
         """The routes that could match a path of these segments (`_parts`), in `ROUTES`
         order (none that could not match it is left out; some may still not)."""
         if parts is None:
             return ()
-        shape = self._shapes.get(len(parts))
-        if shape is None:
-            return ()
-        slots, table = shape
-        key = []
-        for i, lits in slots:
-            part = parts[i].partition(":")[0]
-            key.append(part if part in lits else None)
-        return table.get(tuple(key), ())
+        n = len(parts)
+        # (a literal holds no `:`: only a last segment may carry a `:verb` beside it)
+        first = parts[0].partition(":")[0] if n == 1 else parts[0]
+        found = self._shapes.get((n, first))
+        return self._shapes.get((n, None), ()) if found is None else found
 
 
 _BY_VERB: Final[dict[str, _Index]] = {
