@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import parse_qs
+
 import msgspec
 import pytest
 
@@ -9,6 +11,8 @@ from interlink.a2a import _codec
 from interlink.a2a._methods import METHODS
 from interlink.a2a._routes import ROUTES, Route, allowed, find, route_of
 from interlink.a2a._types import ListTasksRequest, TaskState
+from interlink.a2a.server._asgi import parse_query
+from interlink.a2a.server._http import _raw_path
 
 
 @pytest.mark.parametrize("name", list(METHODS))
@@ -147,3 +151,44 @@ def test_snake_case_and_unknown_query_parameters() -> None:
     assert _codec.from_query(ListTasksRequest, {"page_size": ["3"], "A2A-Version": ["1.0"]}) == {
         "pageSize": 3
     }
+
+
+def test_the_query_parser_reads_what_parse_qs_reads() -> None:
+    pieces = [
+        "a",
+        "b",
+        "=",
+        "&",
+        "+",
+        "%",
+        "%2",
+        "%20",
+        "%zz",
+        "%C3%A9",
+        "é",
+        "x=",
+        "&&",
+        "%26",
+        "%FF",
+    ]
+    queries = {"", "historyLength=2", "a=1&a=2&b", "a=&=b&&c=d=e"}
+    queries |= {x + y + z for x in pieces for y in pieces for z in pieces}
+    for query in sorted(queries):
+        assert parse_query(query) == parse_qs(query, keep_blank_values=True), query
+
+
+@pytest.mark.parametrize(
+    ("root", "raw", "path", "below"),
+    [
+        ("", "/tasks/a%2Fb?x=1", "/tasks/a/b", "/tasks/a%2Fb"),
+        ("/acme", "/acme/tasks/a%2Fb", "/tasks/a/b", "/tasks/a%2Fb"),
+        ("/acme/", "/acme", "/", "/"),
+        ("/acme", "/acme//x", "//x", "//x"),
+        ("/a b", "/a%20b/tasks/x", "/tasks/x", "/tasks/x"),  # (a root sent encoded)
+        ("/a%b", "/a%25b/t", "/t", "/t"),
+        ("/x/y", "/x%2Fy/t", "/t", "/t"),
+        ("/acme", "/acmex/tasks", "/acmex/tasks", "/acmex/tasks"),  # (not below the root)
+    ],
+)  # fmt: skip
+def test_the_path_below_the_root_as_sent(root: str, raw: str, path: str, below: str) -> None:
+    assert _raw_path({"raw_path": raw.encode()}, root, path) == below

@@ -122,16 +122,20 @@ def from_query(type_: type[msgspec.Struct], query: Mapping[str, list[str]]) -> d
         if entry.kind == "list":
             items = [v for value in values for v in value.split(",") if v]
             converted = [_query_scalar(v, entry.element) for v in items]
-        else:
-            if len(values) > 1:
-                problems.append(FieldViolation(entry.json, "given more than once"))
+            bad = next((v for v in converted if isinstance(v, _Bad)), None)
+            if bad is not None:
+                problems.append(FieldViolation(entry.json, bad.description))
                 continue
-            converted = [_query_scalar(values[0], entry.element)]
-        bad = next((v for v in converted if isinstance(v, _Bad)), None)
-        if bad is not None:
-            problems.append(FieldViolation(entry.json, bad.description))
+            out[entry.json] = converted
             continue
-        out[entry.json] = converted if entry.kind == "list" else converted[0]
+        if len(values) > 1:
+            problems.append(FieldViolation(entry.json, "given more than once"))
+            continue
+        one = _query_scalar(values[0], entry.element)
+        if isinstance(one, _Bad):
+            problems.append(FieldViolation(entry.json, one.description))
+            continue
+        out[entry.json] = one
     if problems:
         raise ValidationError(tuple(problems))
     return out

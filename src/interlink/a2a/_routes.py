@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from itertools import product
 from typing import Final, NamedTuple
 from urllib.parse import quote, unquote
 
@@ -36,7 +35,8 @@ def _json_name(proto_name: str) -> str:
 
 class Route(NamedTuple):
     """One rule of one method: `segments` are literals, or `None` where a field goes
-    (named in order by `fields`, JSON names); `suffix` is the `:verb` ("" for none)."""
+    (named in order by `fields`, JSON names); `suffix` is the `:verb` ("" for none).
+    `literal_at` and `field_at` are where the literals and the fields are, by segment."""
 
     method: Method[msgspec.Struct, msgspec.Struct]
     rule: HttpRule
@@ -44,6 +44,8 @@ class Route(NamedTuple):
     fields: tuple[str, ...]
     suffix: str
     additional: bool
+    literal_at: tuple[tuple[int, str], ...]
+    field_at: tuple[tuple[str, int], ...]
 
     @classmethod
     def compile(
@@ -65,7 +67,12 @@ class Route(NamedTuple):
                 segments.append(part)
             else:
                 raise ValueError(f"{method.name}: unsupported path template {rule.path!r}")
-        return cls(method, rule, tuple(segments), tuple(fields), suffix, additional)
+        literal_at = tuple((i, s) for i, s in enumerate(segments) if s is not None)
+        holes = [i for i, s in enumerate(segments) if s is None]
+        field_at = tuple(zip(fields, holes, strict=True))
+        return cls(
+            method, rule, tuple(segments), tuple(fields), suffix, additional, literal_at, field_at
+        )
 
     @property
     def literals(self) -> int:
@@ -73,24 +80,27 @@ class Route(NamedTuple):
 
     def match(self, path: str) -> dict[str, str] | None:
         """The fields of `path` (the app's own path, not decoded) when it is this route's."""
-        if self.suffix:
-            if not path.endswith(self.suffix):
+        return self.match_parts(_parts(path))
+
+    def match_parts(self, parts: list[str] | None) -> dict[str, str] | None:
+        """`match` of a path split into its segments (`_parts`)."""
+        if parts is None or len(parts) != len(self.segments):  # (strict: no empty
+            return None  # segment, no trailing slash)
+        suffix = self.suffix
+        if suffix:
+            last = parts[-1]
+            if not last.endswith(suffix):
                 return None
-            path = path[: -len(self.suffix)]
-        if not path.startswith("/"):
-            return None
-        parts = path[1:].split("/")  # (strict: no empty segment, no trailing slash)
-        if len(parts) != len(self.segments):
-            return None
+            parts = [*parts[:-1], last[: -len(suffix)]]
+        for i, literal in self.literal_at:
+            if parts[i] != literal:
+                return None
         values: dict[str, str] = {}
-        names = iter(self.fields)
-        for part, segment in zip(parts, self.segments, strict=True):
-            if segment is None:
-                if not part:
-                    return None
-                values[next(names)] = unquote(part)
-            elif part != segment:
+        for name, i in self.field_at:
+            part = parts[i]
+            if not part:
                 return None
+            values[name] = unquote(part) if "%" in part else part
         return values
 
     def expand(self, values: Mapping[str, str]) -> str:
@@ -110,6 +120,11 @@ class Route(NamedTuple):
         return "/" + "/".join(parts) + self.suffix
 
 
+def _parts(path: str) -> list[str] | None:
+    """The segments of `path` (`/a/b:verb`: `a`, `b:verb`), None when it is no absolute path."""
+    return path[1:].split("/") if path.startswith("/") else None
+
+
 ROUTES: Final[tuple[Route, ...]] = tuple(
     sorted(
         (
@@ -123,54 +138,34 @@ ROUTES: Final[tuple[Route, ...]] = tuple(
 """Every route of every method, in the order `find` tries them."""
 
 
-_Table = dict[tuple[str | None, ...], tuple[Route, ...]]
-
-
 class _Index:
     """Some routes (in `ROUTES` order) by the shape of the paths they take: a path's
-    segment count, then at each position where some of them hold a literal, that
-    literal or `None` for any other part (a part's `:verb` aside, as literals hold no
-    `:`). Each key holds the routes that could match a path of it, so a search tries
-    those alone, in the order the linear one would, and finds what it would."""
+    segment count and its first segment when some of them begin with that literal
+    (`None` for any other: those that begin with a field). Each key holds the routes
+    that could match a path of it, so a search tries those alone, in the order the
+    linear one would, and finds what it would. (One look-up: a finer key, a literal at
+    each position, costs more to compute than the few routes it would spare.)"""
 
     def __init__(self, routes: tuple[Route, ...]) -> None:
-        self._shapes: dict[int, tuple[tuple[tuple[int, frozenset[str]], ...], _Table]] = {}
+        self._shapes: dict[tuple[int, str | None], tuple[Route, ...]] = {}
         for n in sorted({len(r.segments) for r in routes}):
             group = [r for r in routes if len(r.segments) == n]
-            slots = tuple(
-                (i, frozenset(lits))
-                for i in range(n)
-                if (lits := {s for r in group if (s := r.segments[i]) is not None})
-            )
-            table: _Table = {}
-            for key in product(*((*sorted(lits), None) for _, lits in slots)):
-                fits = tuple(
-                    r
-                    for r in group
-                    if all(
-                        r.segments[i] is None or r.segments[i] == k
-                        for (i, _), k in zip(slots, key, strict=True)
-                    )
-                )
+            firsts = sorted({s for r in group if (s := r.segments[0]) is not None})
+            for first in (*firsts, None):
+                fits = tuple(r for r in group if r.segments[0] in (None, first))
                 if fits:
-                    table[key] = fits
-            self._shapes[n] = slots, table
+                    self._shapes[n, first] = fits
 
-    def candidates(self, path: str) -> tuple[Route, ...]:
-        """The routes that could match `path`, in `ROUTES` order (none that could not
-        match it is left out; some may still not)."""
-        if not path.startswith("/"):
+    def candidates(self, parts: list[str] | None) -> tuple[Route, ...]:
+        """The routes that could match a path of these segments (`_parts`), in `ROUTES`
+        order (none that could not match it is left out; some may still not)."""
+        if parts is None:
             return ()
-        parts = path[1:].split("/")
-        shape = self._shapes.get(len(parts))
-        if shape is None:
-            return ()
-        slots, table = shape
-        key = []
-        for i, lits in slots:
-            part = parts[i].partition(":")[0]
-            key.append(part if part in lits else None)
-        return table.get(tuple(key), ())
+        n = len(parts)
+        # (a literal holds no `:`: only a last segment may carry a `:verb` beside it)
+        first = parts[0].partition(":")[0] if n == 1 else parts[0]
+        found = self._shapes.get((n, first))
+        return self._shapes.get((n, None), ()) if found is None else found
 
 
 _BY_VERB: Final[dict[str, _Index]] = {
@@ -182,10 +177,11 @@ _ALL: Final = _Index(ROUTES)
 
 def _search(verb: str, path: str) -> tuple[Route, dict[str, str]] | None:
     index = _BY_VERB.get(verb)
-    if index is None:
+    if index is None or not path.startswith("/"):
         return None
-    for route in index.candidates(path):
-        values = route.match(path)
+    parts = path[1:].split("/")
+    for route in index.candidates(parts):
+        values = route.match_parts(parts)
         if values is not None:
             return route, values
     return None
@@ -212,7 +208,8 @@ def find(verb: str, path: str) -> tuple[Route, dict[str, str]] | None:
 
 def allowed(path: str) -> list[str]:
     """The verbs some route takes at `path` (for a 405 `Allow`)."""
-    return sorted({r.rule.verb for r in _ALL.candidates(path) if r.match(path) is not None})
+    parts = _parts(path)
+    return sorted({r.rule.verb for r in _ALL.candidates(parts) if r.match_parts(parts) is not None})
 
 
 def route_of(method: Method[msgspec.Struct, msgspec.Struct], *, tenant: bool = False) -> Route:

@@ -173,16 +173,20 @@ ROUTES: Final = tuple(
 #: the route a client sends each 0.3 method to
 _CLIENT_ROUTES: Final = {entry.method: entry for entry in ROUTES if entry.request is not None}
 _ORDER: Final = sorted(ROUTES, key=lambda r: -r.route.literals)
+"""The order `find` tries them in: the most literal first (`:cancel` before a task id)."""
 #: the first segment of every 0.3 path (`v1`): a path under another is none of them, told
 #: without matching each route (every HTTP+JSON request of 1.0 asks here first)
 _FIRST: Final = frozenset(entry.route.segments[0] for entry in ROUTES)
-"""The order `find` tries them in: the most literal first (`:cancel` before a task id)."""
+#: what every 0.3 path begins with (`/v1`): one `startswith` tells most 1.0 paths apart
+_STARTS: Final = tuple(sorted(f"/{first}" for first in _FIRST)) if None not in _FIRST else ("",)
 
 
 def find(verb: str, path: str) -> tuple[RestRoute, dict[str, str]] | list[str] | None:
     """The 0.3 route of `verb path` and its path fields (named as the 0.3 params: `id`,
     `pushNotificationConfigId`); for a path of 0.3 routes of other verbs, those verbs;
     else None."""
+    if not path.startswith(_STARTS):
+        return None
     if None not in _FIRST and path[1:].partition("/")[0].partition(":")[0] not in _FIRST:
         return None
     verbs: set[str] = set()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, NamedTuple, Protocol, cast
-from urllib.parse import parse_qs
+from urllib.parse import unquote
 
 from interlink.a2a._types import AgentInterface
 from interlink.a2a.server._calls import V10_ONLY, build_call
@@ -35,6 +35,7 @@ __all__ = [
     "declared_length",
     "drop_body",
     "headers_of",
+    "parse_query",
     "plain",
     "read_body",
     "sse_answer",
@@ -76,7 +77,7 @@ class Exchange:
     def query(self) -> dict[str, list[str]]:
         """The query parameters, each with its values in order."""
         raw = cast(bytes, self.scope.get("query_string", b""))
-        return parse_qs(raw.decode("latin-1"), keep_blank_values=True) if raw else {}
+        return parse_query(raw.decode("latin-1")) if raw else {}
 
     def version(self) -> str:
         """The `A2A-Version` asked for (header, else query parameter), "" for none."""
@@ -137,6 +138,25 @@ class Binding(Protocol):
     def refuse(self, error: RpcError) -> tuple[int, bytes]:
         """The plain answer (status, body) to an error found before the request is
         read (an oversize body)."""
+
+
+def parse_query(query: str) -> dict[str, list[str]]:
+    """A query string's parameters, each with its values in order: what `parse_qs(query,
+    keep_blank_values=True)` gives (`&` between them, `+` a space, percent-escapes of
+    UTF-8, a name without `=` has the value ""), without its cost per parameter."""
+    params: dict[str, list[str]] = {}
+    for pair in query.split("&"):
+        if not pair:
+            continue
+        name, _, value = pair.partition("=")
+        if "+" in pair or "%" in pair:
+            name, value = unquote(name.replace("+", " ")), unquote(value.replace("+", " "))
+        values = params.get(name)
+        if values is None:
+            params[name] = [value]
+        else:
+            values.append(value)
+    return params
 
 
 async def read_body(receive: Receive, limit: int, message: Message) -> bytes | None:

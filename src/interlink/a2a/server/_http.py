@@ -401,9 +401,13 @@ def _raw_path(scope: Scope, root: str, path: str) -> str:
     if isinstance(raw, bytes):
         text = raw.decode("latin-1").partition("?")[0]
         if root:
-            depth = root.rstrip("/").count("/")
+            base = root.rstrip("/")
+            after = text[len(base) : len(base) + 1]
+            if after in ("/", "") and text.startswith(base) and "%" not in base:
+                return text[len(base) :] or "/"  # (the root as it was sent)
+            depth = base.count("/")
             parts = text.split("/")
-            if unquote("/".join(parts[: depth + 1])) == root.rstrip("/"):
+            if unquote("/".join(parts[: depth + 1])) == base:
                 return "/" + "/".join(parts[depth + 1 :])
         elif unquote(text) == path:
             return text

@@ -220,8 +220,11 @@ def check_media_type(exchange: Exchange) -> None:
 def _params(route: _routes.Route, fields: dict[str, str], exchange: Exchange, body: bytes) -> bytes:
     """The ProtoJSON params of a request: its body or its query, with its path fields."""
     if route.rule.body != "*":
+        query = exchange.query()
+        if not query:
+            return msgspec.json.encode(fields)
         try:
-            given: dict[str, object] = _codec.from_query(route.method.params, exchange.query())
+            given: dict[str, object] = _codec.from_query(route.method.params, query)
         except _codec.ValidationError as exc:
             raise bad_request((v.field, v.description) for v in exc.violations) from None
         clash = [f for f in fields if f in given and given[f] != fields[f]]
