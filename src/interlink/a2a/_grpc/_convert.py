@@ -1,11 +1,11 @@
 """Protobuf messages <-> the msgspec types of `interlink.a2a`, field by field.
 
 The types were generated from the same proto with the proto's field names as Python
-names, so a message converts by its descriptor alone: `encode(obj)` builds the protobuf
-message from the struct's fields (nested messages as keyword dicts, which protobuf's C
-constructor builds in one go) and serialises it in C; `decode(type_, data)` parses in C
-and reads back the fields that are set. Each type's two functions are compiled once from
-its fields (one line per field, no loop over a plan: half the cost of the loop).
+names, so a message converts by its descriptor alone: `encode(obj)` sets the fields of a
+new protobuf message from the struct's (nested messages in place, as protobuf holds them)
+and serialises it in C; `decode(type_, data)` parses in C and reads back the fields that
+are set. Each type's two functions are compiled once from its fields (one line per
+field, no loop over a plan: half the cost of the loop).
 Neither goes through ProtoJSON text, which `json_format` writes and reads in Python at
 5-10x the cost (the figures are in `interlink.a2a.server.bindings._grpc`).
 
@@ -73,99 +73,118 @@ def to_proto(obj: msgspec.Struct) -> Proto:
     """The protobuf message of `obj`."""
     type_ = type(obj)
     built = _BUILT.get(type_) or _build(type_)
-    return built[0](**built[1](obj))
+    message = built[0]()
+    built[1](message, obj)
+    return message
 
 
-_Keywords = Callable[[object], dict[str, object]]
-#: per type: its protobuf class and a function giving the constructor's keywords for one
-#: (nested messages as dicts), compiled from the fields (see `_build`)
-_BUILT: dict[type[msgspec.Struct], tuple[type[Proto], _Keywords]] = {}
+_Fill = Callable[[Proto, object], None]
+#: per type: its protobuf class and a function setting a message of it from one,
+#: compiled from the fields (see `_build`)
+_BUILT: dict[type[msgspec.Struct], tuple[type[Proto], _Fill]] = {}
 
 
-def _keywords(type_: type[msgspec.Struct]) -> _Keywords:
+def _fill(type_: type[msgspec.Struct]) -> _Fill:
     return (_BUILT.get(type_) or _build(type_))[1]
 
 
-#: the types whose keywords function is being compiled (a message that holds itself)
+#: the types whose fill function is being compiled (a message that holds itself)
 _BUILDING: set[type[msgspec.Struct]] = set()
 
 
-def _build(type_: type[msgspec.Struct]) -> tuple[type[Proto], _Keywords]:
-    """Compile the keywords function of `type_`: one line per field, which leaves out a
+def _build(type_: type[msgspec.Struct]) -> tuple[type[Proto], _Fill]:
+    """Compile the fill function of `type_`: one line per field, which leaves out a
     field that is absent (UNSET, no message) or, without presence in the proto, equal to
-    its zero value (proto3 does not write it either), and converts the rest (enums to
-    their numbers, timestamps, nested messages by their own keywords functions, called
-    directly). A JSON null (`Value`) is a value."""
+    its zero value (proto3 does not write it either), and sets the rest on the message
+    (enums as their numbers, timestamps, nested messages, made present first, by their
+    own fill functions, called directly). Setting the fields of the message protobuf
+    holds costs 10-25% less than building it from nested keyword dicts (here: a stream
+    event's artifact update 2.1 -> 1.8 us, a Task 8.1 -> 6.7 us). A JSON null (`Value`)
+    is a value."""
     cls = proto_class(type_)
     by_name = cls.DESCRIPTOR.fields_by_name
     env: dict[str, object] = {"UNSET": msgspec.UNSET}
-    lines = ["def keywords(obj):", "    out = {}"]
+    lines = ["def fill(m, obj):"]
     _BUILDING.add(type_)
     try:
         for i, f in enumerate(msgspec.structs.fields(type_)):
             field = cast(FieldDescriptor, by_name[f.name])
-            value = _to_expression(field, f"c{i}", env)
+            setting = _to_statements(field, f"m.{f.name}", f"c{i}", env)
             if field.message_type is not None and field.message_type.full_name == _VALUE:
                 present = "v is not UNSET"
             elif field.has_presence:
                 present = "v is not UNSET and v is not None"
             else:
                 present = "v"
-            lines += [
-                f"    v = obj.{f.name}",
-                f"    if {present}:",
-                f"        out[{f.name!r}] = {value}",
-            ]
+            lines += [f"    v = obj.{f.name}", f"    if {present}:"]
+            lines += [f"        {line}" for line in setting]
     finally:
         _BUILDING.discard(type_)
-    lines.append("    return out")
+    lines.append("    return None")
     exec("\n".join(lines), env)  # (the names are the proto's field names: identifiers)
-    built = _BUILT[type_] = (cls, cast(_Keywords, env["keywords"]))
+    built = _BUILT[type_] = (cls, cast(_Fill, env["fill"]))
     return built
 
 
 _VALUE: Final = "google.protobuf.Value"
 
 
-def _to_expression(field: FieldDescriptor, name: str, env: dict[str, object]) -> str:
-    """The expression converting a field's value `v` for protobuf's constructor; what it
-    calls goes into `env` under `name`."""
+def _to_statements(
+    field: FieldDescriptor, target: str, name: str, env: dict[str, object]
+) -> list[str]:
+    """The statements setting the field `target` from its value `v`; what they call
+    goes into `env` under `name`."""
     if field.enum_type is not None:  # (a number costs protobuf less than a name)
         env[name] = {m: n for n, m in _enum_members(field.enum_type).items()}
-        return f"[{name}[x] for x in v]" if field.is_repeated else f"{name}[v]"
+        if field.is_repeated:
+            return [f"{target}.extend([{name}[x] for x in v])"]
+        return [f"{target} = {name}[v]"]
     message = field.message_type
-    if message is None or message.full_name == "google.protobuf.Struct":
-        return "v"  # (protobuf takes a dict for a Struct)
-    if message.full_name == "google.protobuf.Timestamp":
-        env[name] = _to_timestamp
-        return f"{name}(v)"
-    if message.full_name == _VALUE:
-        env[name] = _to_value
-        return f"{name}(v)"
+    if message is None:
+        return [f"{target}.extend(v)" if field.is_repeated else f"{target} = v"]
     if message.GetOptions().map_entry:
         value_field = message.fields_by_name["value"]
         if value_field.message_type is None:
-            return "v"
-        env[name] = _child_keywords(_struct_type(value_field.message_type))
-        return f"{{k: {name}(x) for k, x in v.items()}}"
-    env[name] = _child_keywords(_struct_type(message))
-    return f"[{name}(x) for x in v]" if field.is_repeated else f"{name}(v)"
+            return [f"{target}.update(v)"]
+        env[name] = _child_fill(_struct_type(value_field.message_type))
+        return [f"f = {target}", "for k, x in v.items():", f"    {name}(f[k], x)"]
+    full_name = message.full_name
+    if full_name == "google.protobuf.Struct":
+        env[name] = _set_struct
+    elif full_name == "google.protobuf.Timestamp":
+        env[name] = _set_timestamp
+    elif full_name == _VALUE:
+        env[name] = _set_value
+    else:
+        env[name] = _child_fill(_struct_type(message))
+    if field.is_repeated:
+        return [f"add = {target}.add", "for x in v:", f"    {name}(add(), x)"]
+    return [f"f = {target}", "f.SetInParent()", f"{name}(f, v)"]
 
 
-def _child_keywords(child: type[msgspec.Struct]) -> _Keywords:
-    """The keywords function of a nested type, compiled now; for a type still being
+def _child_fill(child: type[msgspec.Struct]) -> _Fill:
+    """The fill function of a nested type, compiled now; for a type still being
     compiled further up (a message that holds itself), one that looks it up per call."""
     built = _BUILT.get(child)
     if built is not None:
         return built[1]
     if child in _BUILDING:
-        return lambda value: _keywords(child)(value)
+        return lambda message, value: _fill(child)(message, value)
     return _build(child)[1]
 
 
-def _to_timestamp(value: object) -> dict[str, int]:
+def _set_timestamp(message: Proto, value: object) -> None:
     delta = cast(datetime, value) - _EPOCH
-    return {"seconds": delta.days * 86400 + delta.seconds, "nanos": delta.microseconds * 1000}
+    message.seconds = delta.days * 86400 + delta.seconds  # type: ignore[attr-defined]
+    message.nanos = delta.microseconds * 1000  # type: ignore[attr-defined]
+
+
+def _set_struct(message: Proto, value: object) -> None:
+    message.update(value)  # type: ignore[attr-defined]
+
+
+def _set_value(message: Proto, value: object) -> None:
+    message.CopyFrom(_to_value(value))
 
 
 def _to_value(value: object) -> Proto:
