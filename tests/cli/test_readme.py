@@ -10,6 +10,7 @@ import os
 import re
 import socket
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,9 @@ def first_command() -> str:
 
 
 def run(command: str, data: Path) -> subprocess.CompletedProcess[str]:
+    # The install left its venv active: this interpreter's `interlink` comes first on
+    # PATH, also when the tests run as `.venv/bin/python -m pytest` without activating it.
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     return subprocess.run(
         ["bash", "-c", command],
         cwd=ROOT,
@@ -37,7 +41,7 @@ def run(command: str, data: Path) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=60,  # "at once": it used to wait here forever
         check=False,
-        env=env_without_credentials(INTERLINK_DATA_DIR=str(data)),
+        env=env_without_credentials(INTERLINK_DATA_DIR=str(data), PATH=path),
     )
 
 

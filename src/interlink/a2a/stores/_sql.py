@@ -2,8 +2,8 @@
 columns and indexes, the queries that are the same in both dialects, and how a row
 becomes a `TaskRow` or a `Delivery`.
 
-Queries are written with PostgreSQL's `$n` placeholders; SQLite reads the same numbered
-parameters as `?n` (`sqlite`).
+Queries are written with PostgreSQL's `$n` placeholders, each used once and in order
+(`$1`, `$2`, ...), so that SQLite reads them as its nameless `?` (`sqlite`).
 """
 
 from __future__ import annotations
@@ -67,8 +67,15 @@ _DOLLAR = re.compile(r"\$(\d+)")
 
 @functools.cache
 def sqlite(sql: str) -> str:
-    """`sql` with SQLite's spelling of its numbered parameters (`?n` for `$n`)."""
-    return _DOLLAR.sub(r"?\1", sql)
+    """`sql` with SQLite's nameless `?` for each `$n`, which must come in order.
+
+    (Not `?n`: Python 3.12.0 to 3.12.3's sqlite3 took `?n` for a named parameter and
+    warned on every statement given a sequence, gh-117995; `?` means the same everywhere.)
+    """
+    numbers = [int(n) for n in _DOLLAR.findall(sql)]
+    if numbers != list(range(1, len(numbers) + 1)):
+        raise ValueError(f"placeholders out of order for SQLite's `?`: {sql!r}")
+    return _DOLLAR.sub("?", sql)
 
 
 def config_rows(

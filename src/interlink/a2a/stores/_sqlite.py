@@ -386,8 +386,8 @@ class SqliteTaskStore(sql_.SqlStore):
                 live = [r for r in rows if r[6] is not None]
                 conn.executemany("DELETE FROM outbox WHERE id = ?", orphans)
                 conn.executemany(
-                    "UPDATE outbox SET next_at = ?1, claimed_until = ?1 WHERE id = ?2",
-                    [(now + lease, r[0]) for r in live],
+                    "UPDATE outbox SET next_at = ?, claimed_until = ? WHERE id = ?",
+                    [(now + lease, now + lease, r[0]) for r in live],
                 )
                 claimed.extend(sql_.delivery(r) for r in live)
                 if not orphans or len(rows) < want:
