@@ -65,25 +65,51 @@ __all__ = ["SCHEMA_VERSION", "SqliteTaskStore"]
 
 _T = TypeVar("_T")
 
-_TEXT = "TEXT NOT NULL"
-_INT = "INTEGER NOT NULL"
-_KEY = "FOREIGN KEY (tenant, task_id) REFERENCES tasks (tenant, task_id)"
 # Migration n (1-based) takes a file from user_version n-1 to n. Append, never edit.
 _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
-        f"""CREATE TABLE tasks (tenant {_TEXT}, task_id {_TEXT}, context_id {_TEXT},
-            owner {_TEXT}, state {_TEXT}, status_time {_INT}, version {_INT},
-            last_seq {_INT}, task BLOB NOT NULL, PRIMARY KEY (tenant, task_id))""",
+        """CREATE TABLE tasks (
+            tenant      TEXT    NOT NULL,
+            task_id     TEXT    NOT NULL,
+            context_id  TEXT    NOT NULL,
+            owner       TEXT    NOT NULL,
+            state       TEXT    NOT NULL,
+            status_time INTEGER NOT NULL,
+            version     INTEGER NOT NULL,
+            last_seq    INTEGER NOT NULL,
+            task        BLOB    NOT NULL,
+            PRIMARY KEY (tenant, task_id)
+        )""",
         *sql_.TASK_INDEXES,
-        f"""CREATE TABLE events (tenant {_TEXT}, task_id {_TEXT}, seq {_INT},
-            payload BLOB NOT NULL, PRIMARY KEY (tenant, task_id, seq), {_KEY})""",
-        f"""CREATE TABLE push_configs (id INTEGER PRIMARY KEY AUTOINCREMENT,
-            tenant {_TEXT}, task_id {_TEXT}, config_id {_TEXT}, config BLOB NOT NULL,
-            UNIQUE (tenant, task_id, config_id), {_KEY})""",
-        f"""CREATE TABLE outbox (id INTEGER PRIMARY KEY AUTOINCREMENT,
-            tenant {_TEXT}, task_id {_TEXT}, config_id {_TEXT}, config_ref {_INT},
-            seq {_INT}, attempts {_INT} DEFAULT 0, next_at {_INT} DEFAULT 0,
-            claimed_until {_INT} DEFAULT 0, last_error TEXT)""",
+        """CREATE TABLE events (
+            tenant  TEXT    NOT NULL,
+            task_id TEXT    NOT NULL,
+            seq     INTEGER NOT NULL,
+            payload BLOB    NOT NULL,
+            PRIMARY KEY (tenant, task_id, seq),
+            FOREIGN KEY (tenant, task_id) REFERENCES tasks (tenant, task_id)
+        )""",
+        """CREATE TABLE push_configs (
+            id        INTEGER PRIMARY KEY AUTOINCREMENT,
+            tenant    TEXT NOT NULL,
+            task_id   TEXT NOT NULL,
+            config_id TEXT NOT NULL,
+            config    BLOB NOT NULL,
+            UNIQUE (tenant, task_id, config_id),
+            FOREIGN KEY (tenant, task_id) REFERENCES tasks (tenant, task_id)
+        )""",
+        """CREATE TABLE outbox (
+            id            INTEGER PRIMARY KEY AUTOINCREMENT,
+            tenant        TEXT    NOT NULL,
+            task_id       TEXT    NOT NULL,
+            config_id     TEXT    NOT NULL,
+            config_ref    INTEGER NOT NULL,
+            seq           INTEGER NOT NULL,
+            attempts      INTEGER NOT NULL DEFAULT 0,
+            next_at       INTEGER NOT NULL DEFAULT 0,
+            claimed_until INTEGER NOT NULL DEFAULT 0,
+            last_error    TEXT
+        )""",
         # A claim moves next_at to the lease's end, so "due" is `next_at <= now` alone.
         "CREATE INDEX outbox_due ON outbox (next_at)",
     ),
