@@ -36,8 +36,8 @@ Limits. At most `max_connections` connections per origin are open or being opene
 come back or close, within the pool's `timeout` (`PoolTimeout`). A waiter cancelled
 once given a connection or a slot passes it to the next one. `aclose` closes every
 connection and stops the connects in flight; a call waiting or connecting then fails
-at once (`PoolClosed`), and a body cut by
-it is a `ReadError`, never an end (a body framed by EOF would otherwise seem whole).
+at once (`PoolClosed`), and a body cut by it is a `ReadError`, never an end (a body
+framed by EOF would otherwise seem whole).
 
 Hosts. A name goes out IDNA-encoded (its A-label, in `Host` and for the connect, as
 httpx has it); an IPv6 literal's zone id (`[fe80::1%25eth0]`, or the bare `%eth0`) is
