@@ -20,7 +20,9 @@ Besides the pairs of one implementation: `our-client` (our client, the floor age
 `our-agent` (the floor client, our agent) judge each side alone against the floor pair;
 `typed-floor` is the floor client plus whole-schema decoding of every update and an
 awaited handler for it, the least a client that validates and calls user code pays, and
-our client is judged against it too.
+our client is judged against it too; `typed-agent` (the floor client, `typed_floor_agent`)
+is the same yardstick for an agent, and `typed-pair` puts the two typed floors together,
+the least a pair that validates both ways pays: the interlink pair is judged against it.
 
 Python runs with bytecode: this machine sets PYTHONDONTWRITEBYTECODE=1, which would make
 every child recompile what it imports; the children get a primed PYTHONPYCACHEPREFIX
@@ -101,7 +103,14 @@ def _python_pair(name: str, version: Callable[[], str | None], install: str = ""
 
 _FLOOR_AGENT = "bench.acp_peers.floor_agent"
 _OUR_AGENT = "bench.acp_peers.interlink_agent"
-_MIXED = ("our-client", "our-agent", "typed-floor")
+_TYPED_AGENT = "bench.acp_peers.typed_floor_agent"
+_MIXED = ("our-client", "our-agent", "typed-floor", "typed-agent", "typed-pair")
+#: (ours, the yardstick) ratios printed beside those against the floor pair
+_AGAINST_TYPED = (
+    ("interlink", "typed-pair"),
+    ("our-client", "typed-floor"),
+    ("our-agent", "typed-agent"),
+)
 
 PAIRS = [
     _python_pair("interlink", lambda: _dist_version("interlink", "interlink")),
@@ -132,6 +141,20 @@ PAIRS = [
         [sys.executable, "-m", "bench.acp_peers.typed_floor_client", "--agent", _FLOOR_AGENT],
         lambda: "typed floor client, floor agent",
         modules=("bench.acp_peers.typed_floor_client", _FLOOR_AGENT),
+    ),
+    # The floor agent plus typed requests, a task per prompt and schema-built updates:
+    # the least a validating agent pays; with the typed client, the least pair.
+    Pair(
+        "typed-agent",
+        [sys.executable, "-m", "bench.acp_peers.floor_client", "--agent", _TYPED_AGENT],
+        lambda: "floor client, typed floor agent",
+        modules=("bench.acp_peers.floor_client", _TYPED_AGENT),
+    ),
+    Pair(
+        "typed-pair",
+        [sys.executable, "-m", "bench.acp_peers.typed_floor_client", "--agent", _TYPED_AGENT],
+        lambda: "typed floor client, typed floor agent",
+        modules=("bench.acp_peers.typed_floor_client", _TYPED_AGENT),
     ),
     Pair(
         "ts-sdk",
@@ -256,7 +279,9 @@ def _print_cpu(selected: list[Pair], results: dict[str, Result], turns: int, upd
         rows.append([name, *(c.replace("inf", "-") for c in cells)])
     sides = [("interlink", "", "floor"), ("our-client", "client", "floor")]
     sides += [("our-agent", "agent", "floor"), ("typed-floor", "client", "floor")]
-    sides += [("our-client", "client", "typed-floor")]
+    sides += [("typed-agent", "agent", "floor"), ("typed-pair", "", "floor")]
+    side_of = {"our-client": "client", "our-agent": "agent"}
+    sides += [(ours, side_of.get(ours, ""), base) for ours, base in _AGAINST_TYPED]
     for name, side, base in sides:
         ours, theirs = known.get(name), known.get(base)
         if ours is None or theirs is None:
@@ -298,7 +323,7 @@ def _print_runs(selected: list[Pair], results: dict[str, Result]) -> None:
     names = [pair.name for pair in selected]
     others = [n for n in names if n not in ("interlink", *_MIXED)] if "interlink" in names else []
     mixed = [name for name in _MIXED if name in names and "floor" in names]
-    extra = [("our-client", "typed-floor")] if {"our-client", "typed-floor"} <= set(names) else []
+    extra = [pair for pair in _AGAINST_TYPED if set(pair) <= set(names)]
     header = [
         "metric",
         *names,
