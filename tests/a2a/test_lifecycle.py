@@ -166,3 +166,34 @@ def test_an_executor_adding_to_a_list_it_published_changes_no_task() -> None:
         "given": ["a"],
         "new": ["a", "c"],
     }
+
+
+def test_an_executor_adding_to_a_message_it_published_changes_no_task() -> None:
+    """The same for the parts of a status message and of a first task's history."""
+    said = [Part(text="asked")]
+    kept = [Part(text="before")]
+    first = Task(
+        id="t1",
+        context_id="c1",
+        status=TaskStatus(
+            state=S.TASK_STATE_WORKING,
+            message=Message(message_id="m0", role=Role.ROLE_AGENT, parts=said),
+        ),
+        history=[Message(message_id="m1", role=Role.ROLE_AGENT, parts=kept)],
+    )
+    started, _ = apply(None, first, CONTEXT)
+    asking = TaskStatusUpdateEvent(
+        status=TaskStatus(
+            state=S.TASK_STATE_INPUT_REQUIRED,
+            message=Message(message_id="m2", role=Role.ROLE_AGENT, parts=said),
+        )
+    )
+    task, _ = apply(started, asking, CONTEXT)
+    said.append(Part(text="later"))  # (not published)
+    kept.append(Part(text="later"))
+    for status in (started.status, task.status):
+        assert status.message is not None
+        assert [p.text for p in status.message.parts] == ["asked"]
+    texts = {m.message_id: [p.text for p in m.parts] for m in task.history}
+    assert texts["m1"] == ["before"]
+    assert texts["m2"] == ["asked"]

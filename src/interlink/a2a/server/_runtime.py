@@ -26,7 +26,7 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import msgspec
 
@@ -194,7 +194,7 @@ def apply(
                 context.context_id,
             ):
                 raise InvalidEventSequence("the task's ids differ from the request's")
-            status = event.status
+            status = _own_status(event.status)
             if status.timestamp is None:
                 status = msgspec.structs.replace(status, timestamp=datetime.now(UTC))
             first = msgspec.structs.replace(
@@ -202,6 +202,7 @@ def apply(
                 id=context.task_id,
                 context_id=context.context_id,
                 status=status,
+                history=[_own_parts(m) for m in event.history],
                 artifacts=[_own_parts(a) for a in event.artifacts],
             )
             first = _with_user_message(first, context.message)
@@ -232,7 +233,7 @@ def _update(
         raise InvalidEventSequence("the event's ids differ from the task's")
     ids_given = event.task_id == task_id and event.context_id == context_id
     if isinstance(event, TaskStatusUpdateEvent):
-        status = event.status
+        status = _own_status(event.status)
         if status.timestamp is None:
             status = msgspec.structs.replace(status, timestamp=datetime.now(UTC))
         history = task.history
@@ -264,11 +265,21 @@ def _update(
     return task, StreamResponse(artifact_update=event)
 
 
-def _own_parts(artifact: Artifact) -> Artifact:
-    """The artifact with a list of parts of the task's own: an executor that goes on
-    adding to the list it published (to stream the next chunk) changes neither the task
-    nor what its events said."""
-    return msgspec.structs.replace(artifact, parts=list(artifact.parts))
+_Owned = TypeVar("_Owned", Artifact, Message)
+
+
+def _own_parts(item: _Owned) -> _Owned:
+    """The artifact or message with a list of parts of the task's own: an executor that
+    goes on adding to the list it published (to stream the next chunk) changes neither
+    the task nor what its events said."""
+    return msgspec.structs.replace(item, parts=list(item.parts))
+
+
+def _own_status(status: TaskStatus) -> TaskStatus:
+    """The status with its message's parts the task's own (`_own_parts`)."""
+    if status.message is None:
+        return status
+    return msgspec.structs.replace(status, message=_own_parts(status.message))
 
 
 class Subscription:
